@@ -1,0 +1,142 @@
+"""The tuned kernel artifact `NAME.kt/`: manifest.json, the kernel source, trials.jsonl.
+Written atomically (temporary directory, then rename); read back with integrity checks."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import platform
+import shutil
+import tempfile
+from pathlib import Path
+
+from kt_cli.errors import BadInput
+from kt_cli.types import shape_key
+
+SCHEMA_VERSION = 1
+MANIFEST = "manifest.json"
+TRIALS = "trials.jsonl"
+
+
+def collect(studies) -> list[dict]:
+    """Per (target, problem): the best ok trial, failure counts and every trial result."""
+    from kt_cli.search import trial_result
+
+    out = []
+    for plan, shape, study in studies:
+        results = [r for r in (trial_result(t) for t in study.get_trials(deepcopy=False)) if r is not None]
+        firsts = [trial_result(t) for t in study.get_trials(deepcopy=False) if "duplicate_of" not in t.user_attrs]
+        firsts = [r for r in firsts if r is not None]
+        kinds: dict = {}
+        for r in firsts:
+            kinds[r.failure_kind] = kinds.get(r.failure_kind, 0) + 1
+        ok = [r for r in firsts if r.ok and r.value is not None]
+        best = min(ok, key=lambda r: r.value) if ok else None
+        device = plan.device
+        out.append({
+            "target": plan.spec.name,
+            "shape": dict(shape),
+            "mode": plan.mode,
+            "device": None if device is None else {"name": device.name, "index": device.index, **device.info},
+            "peaks": plan.peaks,
+            "best": best,
+            "failures": kinds,
+            "trials": firsts,
+            "all": results,
+        })
+    return out
+
+
+def provenance() -> dict:
+    import importlib.metadata as md
+
+    from kt_cli import __version__
+
+    def version(name):
+        try:
+            return md.version(name)
+        except md.PackageNotFoundError:
+            return None
+
+    return {"kt": __version__, "torch": version("torch"), "triton": version("triton"), "optuna": version("optuna"),
+            "python": platform.python_version(), "host": platform.node(), "machine": platform.machine()}
+
+
+def _entry(r: dict) -> dict:
+    best = r["best"]
+    return {
+        "target": r["target"], "shape": r["shape"], "shape_key": shape_key(r["shape"]), "mode": r["mode"],
+        "device": r["device"], "peaks": r["peaks"],
+        "params": best.params if best else None,
+        "seconds": best.value if best else None,
+        "stats": best.stats if best else {},
+        "verification": best.verification if best else {},
+        "resources": best.resources if best else {},
+        "trials": len(r["trials"]),
+        "failures": r["failures"],
+    }
+
+
+def write(out_dir: Path, recipe, source, results: list[dict], plans, storage_url: str) -> Path:
+    """Write `out_dir/NAME.kt/` atomically; an existing artifact is replaced only once the new one is complete."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    final = out_dir / f"{recipe.name}.kt"
+    source_file = Path(source.path).name
+    manifest = {
+        "schema": SCHEMA_VERSION,
+        "name": recipe.name,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "kernel": {"generator": source.generator, "name": source.name, "source_file": source_file,
+                   "source_sha256": source.sha256(), "functions": source.functions, "meta": source.meta},
+        "recipe": {"path": str(recipe.path), "sha256": recipe.text_hash},
+        "dtype": recipe.problem.dtype,
+        "launch_options": {p.spec.name: list(p.spec.launch_options) for p in plans},
+        "storage": storage_url,
+        "provenance": provenance(),
+        "results": [_entry(r) for r in results],
+    }
+    tmp = Path(tempfile.mkdtemp(prefix=f".{recipe.name}.kt.", dir=out_dir))
+    try:
+        shutil.copyfile(source.path, tmp / source_file)
+        with open(tmp / TRIALS, "w") as f:
+            for r in results:
+                for t in r["all"]:
+                    f.write(json.dumps(t.to_json(), sort_keys=True) + "\n")
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        if final.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{recipe.name}.kt.old.", dir=out_dir))
+            os.replace(final, old / "a")
+            os.replace(tmp, final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return final
+
+
+def read(path: str | Path) -> dict:
+    """The manifest of an artifact, after checking its schema and the source's sha256."""
+    path = Path(path)
+    manifest_path = path / MANIFEST
+    if not manifest_path.is_file():
+        raise BadInput(f"{path}: not a kt artifact (no {MANIFEST}); give a NAME.kt directory written by kt tune")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"{manifest_path}: not valid JSON ({exc}); re-run kt tune") from None
+    schema = manifest.get("schema")
+    if schema != SCHEMA_VERSION:
+        raise BadInput(f"{manifest_path}: schema: version {schema!r}, this kt reads {SCHEMA_VERSION}; re-run kt tune")
+    source = path / manifest["kernel"]["source_file"]
+    if not source.is_file():
+        raise BadInput(f"{path}: kernel source {source.name} is missing; the artifact is incomplete")
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    if digest != manifest["kernel"]["source_sha256"]:
+        raise BadInput(f"{source}: sha256 does not match kernel.source_sha256 in the manifest: the artifact was "
+                       "modified; re-run kt tune")
+    manifest["_path"] = str(path)
+    return manifest

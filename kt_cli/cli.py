@@ -1,0 +1,161 @@
+"""The `kt` command line. The only place that turns a KtError into one line and an exit code."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import traceback
+
+import click
+
+from kt_cli import __version__
+from kt_cli.errors import KtError
+
+
+class KtGroup(click.Group):
+    """Adds plugin commands lazily and turns KtError into one line (a traceback only with --debug)."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KtError as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                traceback.print_exc()
+            click.echo(f"kt: error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+
+
+@click.group(cls=KtGroup)
+@click.version_option(__version__, prog_name="kt")
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.pass_context
+def cli(ctx, debug):
+    """kt: tune GPU kernels across vendors."""
+    ctx.obj = {"debug": debug}
+
+
+def _emit_json(data) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
+
+
+def _progress_printer():
+    interactive = sys.stderr.isatty()
+    state = {"last": None}
+
+    def show(tally, plan, shape, budget):
+        from kt_cli.format import seconds
+        from kt_cli.types import shape_key
+
+        kinds = " ".join(f"{k} {n}" for k, n in sorted(tally.kinds.items()))
+        best = tally.best.get((plan.spec.name, shape_key(shape)))
+        line = (f"[{plan.spec.name} {shape_key(shape)}] evaluated {tally.done} | {kinds} | "
+                f"best {seconds(best, plan.mode)}")
+        if interactive:
+            click.echo("\r" + line[:160].ljust(160), nl=False, err=True)
+        elif line != state["last"]:
+            click.echo(line, err=True)
+        state["last"] = line
+
+    return show
+
+
+@cli.command()
+@click.argument("recipe", type=click.Path(dir_okay=False))
+@click.option("--target", "targets", multiple=True, metavar="VENDOR:ARCH", help="Tune for this target (repeatable).")
+@click.option("--trials", type=int, help="Candidates to evaluate per target and problem.")
+@click.option("--timeout", type=float, help="Seconds one candidate may take before it is killed.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Directory for the artifact.")
+@click.option("--storage", help="Optuna storage URL (default: SQLite next to the artifact).")
+@click.option("--seed", type=int, help="Sampler and input seed.")
+def tune(recipe, targets, trials, timeout, out_dir, storage, seed):
+    """Search, verify and time RECIPE's kernel; write the tuned artifact."""
+    from tabulate import tabulate
+
+    from kt_cli.format import RESULT_HEADERS, result_rows
+    from kt_cli.recipe import load_recipe
+    from kt_cli.tune import tune as run
+
+    parsed = load_recipe(recipe)
+    path, results, tally = run(parsed, targets, trials, timeout, out_dir, storage, seed, _progress_printer())
+    if sys.stderr.isatty():
+        click.echo("", err=True)
+    from kt_cli.artifact import read
+
+    manifest = read(path)
+    click.echo(tabulate(result_rows(manifest["results"]), headers=RESULT_HEADERS))
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally.kinds.items()))
+    click.echo(f"\nwrote {path}  (this run: {kinds or 'no new trials: budget already spent'})")
+    if any(r["mode"] == "estimated" for r in manifest["results"]):
+        click.echo("estimated: no device of that target here; times are cost-model estimates, not measurements")
+
+
+@cli.command()
+@click.argument("artifact", type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
+def show(artifact, as_json):
+    """Print a tuned artifact."""
+    from tabulate import tabulate
+
+    from kt_cli.artifact import read
+    from kt_cli.format import RESULT_HEADERS, result_rows
+
+    manifest = read(artifact)
+    if as_json:
+        _emit_json(manifest)
+        return
+    p = manifest["provenance"]
+    click.echo(f"{manifest['name']}: {manifest['kernel']['generator']}/{manifest['kernel']['name']} "
+               f"{manifest['dtype']}  (kt {p['kt']}, torch {p['torch']}, triton {p['triton']}, {manifest['created']})")
+    click.echo(tabulate(result_rows(manifest["results"]), headers=RESULT_HEADERS))
+    res = [[e["target"], e["shape_key"], e["resources"].get("registers"), e["resources"].get("shared_bytes"),
+            e["resources"].get("spill_bytes"), f"{e['resources'].get('occupancy', 0):.0%}" if e["resources"] else "-",
+            e["resources"].get("limiter", "-")] for e in manifest["results"] if e["resources"]]
+    if res:
+        click.echo("\n" + tabulate(res, headers=["target", "problem", "registers", "shared B", "spill B",
+                                                  "occupancy", "limited by"]))
+
+
+@cli.command(name="plugins")
+@click.option("--json", "as_json", is_flag=True)
+def plugins_cmd(as_json):
+    """List loaded plugins and the hooks each implements."""
+    from tabulate import tabulate
+
+    from kt_cli.plugins import describe_plugins
+
+    rows = describe_plugins()
+    if as_json:
+        _emit_json(rows)
+        return
+    click.echo(tabulate([[r["name"], r["version"], ", ".join(r["hooks"])] for r in rows],
+                        headers=["plugin", "version", "hooks"]))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+def devices(as_json):
+    """List the GPUs present and the targets kt can compile for."""
+    from tabulate import tabulate
+
+    from kt_cli import plugins
+
+    found = plugins.devices()
+    pm = plugins.load_plugins()
+    rows = [{"vendor": d.vendor, "index": d.index, "name": d.name, "target": d.target, **d.info,
+             "peaks": pm.hook.kt_device_peaks(device=d)} for d in found]
+    if as_json:
+        _emit_json({"devices": rows, "targets": sorted(plugins.targets())})
+        return
+    if rows:
+        click.echo(tabulate([[r["index"], r["name"], r["target"]] for r in rows], headers=["#", "device", "target"]))
+    else:
+        click.echo("no GPU present: kt tunes in static mode (cross-compiled, verified on the CPU, estimated)")
+    click.echo("targets: " + ", ".join(sorted(plugins.targets())))
+
+
+def main():
+    from kt_cli.plugins import load_plugins
+
+    load_plugins().hook.kt_register_commands(cli=cli)
+    cli()

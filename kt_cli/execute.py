@@ -1,0 +1,177 @@
+"""What a worker process does with one request. Imported only inside workers: it runs the kernel's
+own code (and, for the llm generator, model-written code), never in the CLI process."""
+
+from __future__ import annotations
+
+import time
+
+from kt_cli.kernel import Kernel, KernelModuleError, record_launches, signature_of
+from kt_cli.types import Resources
+from kt_cli.worker import WorkerFailure
+
+_kernels: dict = {}
+_baselines: dict = {}
+
+
+def dispatch(op: str, payload: dict):
+    return {"probe": probe, "compile": compile_candidate, "verify": verify, "measure": measure}[op](**payload)
+
+
+def _kernel(source) -> Kernel:
+    key = (source.path, source.sha256())
+    if key not in _kernels:
+        try:
+            _kernels[key] = Kernel.load(source)
+        except KernelModuleError as exc:
+            raise WorkerFailure("bad_input", str(exc)) from None
+    return _kernels[key]
+
+
+def split_params(params: dict, launch_options: tuple) -> tuple[dict, dict]:
+    """Kernel parameters (passed to the launch function) and launch options (added to each launch)."""
+    kernel = {k: v for k, v in params.items() if k not in launch_options}
+    options = {k: v for k, v in params.items() if k in launch_options}
+    return kernel, options
+
+
+def probe(source, dtype: str, shapes: list, verify_shapes: list) -> dict:
+    """Check that the module imports and its reference runs; return its defaults."""
+    kernel = _kernel(source)
+    from kt_cli.kernel import Tensors
+
+    checks = list(verify_shapes or kernel.attr("VERIFY_SHAPES", []) or [])
+    if not checks:
+        raise WorkerFailure("bad_input", f"{source.path}: no verification shapes: set problem.verify_shapes in "
+                                         "the recipe or VERIFY_SHAPES in the module (small shapes, one odd)")
+    for shape in checks[:1]:
+        try:
+            inputs = kernel.make_inputs(shape, dtype, Tensors("cpu", 0))
+        except Exception as exc:
+            raise WorkerFailure("bad_input", f"{source.path}: {source.fn_name('make_inputs')}({shape}) raised "
+                                             f"{type(exc).__name__}: {exc}") from None
+        outputs = kernel.outputs(inputs)
+        try:
+            kernel.reference({k: v for k, v in inputs.items() if k not in outputs})
+        except Exception as exc:
+            raise WorkerFailure("bad_input", f"{source.path}: reference function "
+                                             f"{source.fn_name('reference')!r} raised {type(exc).__name__}: {exc}") from None
+    return {
+        "space": dict(kernel.attr("SPACE", {}) or {}),
+        "constraints": list(kernel.attr("CONSTRAINTS", []) or []),
+        "verify_shapes": checks,
+        "flops": [kernel.count("flops", s, dtype) for s in shapes],
+        "bytes": [kernel.count("bytes_moved", s, dtype) for s in shapes],
+    }
+
+
+def compile_candidate(source, candidate, target) -> dict:
+    """Cross-compile every launch of the candidate for `target`, read its resources and, in static
+    mode, estimate its time. Raises WorkerFailure(invalid/compile_error)."""
+    import triton  # noqa: F401  (compile errors below come from it)
+
+    from kt_cli import costmodel
+    from kt_cli.plugins import load_plugins
+
+    pm = load_plugins()
+    kernel = _kernel(source)
+    params, options = split_params(candidate.params, target.launch_options)
+    started = time.perf_counter()
+    try:
+        launches = record_launches(kernel, candidate.shape, candidate.dtype, params, options)
+    except Exception as exc:
+        raise WorkerFailure("invalid", f"launch function rejected the params: {type(exc).__name__}: {exc}") from None
+    if not launches:
+        raise WorkerFailure("invalid", "launch function launched no kernel")
+    worst: Resources | None = None
+    main = max(launches, key=lambda launch: launch.programs)
+    for launch in launches:
+        try:
+            signature, constexprs, attrs = signature_of(launch)
+            compiled = pm.hook.kt_compile(fn=launch.fn, signature=signature, constexprs=constexprs,
+                                          options={**launch.options, "_attrs": attrs}, target=target)
+        except Exception as exc:
+            raise WorkerFailure("compile_error", f"{launch.fn.__name__}: {type(exc).__name__}: {_first_lines(exc)}") from None
+        if compiled is None:
+            raise WorkerFailure("compile_error", f"no plugin compiles for target {target.name}")
+        resources = pm.hook.kt_resources(compiled=compiled, target=target)
+        problem = limit_breach(resources, target)
+        if problem:
+            raise WorkerFailure("invalid", f"{launch.fn.__name__}: {problem}")
+        if launch is main:
+            worst = resources
+    result = {"resources": worst.to_json(), "programs": main.programs, "launches": len(launches),
+              "compile_seconds": time.perf_counter() - started}
+    if candidate.mode == "estimated":
+        flops = kernel.count("flops", candidate.shape, candidate.dtype)
+        traffic = kernel.traffic(candidate.shape, candidate.dtype, candidate.params)
+        result["estimate"] = costmodel.estimate_seconds(flops, traffic, candidate.dtype, target.peaks,
+                                                        target.properties, worst, main.programs, len(launches))
+    return result
+
+
+def limit_breach(resources: Resources, target) -> str:
+    """Why a compiled kernel cannot run on `target`, or "" when it fits."""
+    smem = target.properties.get("smem_bytes")
+    if smem and resources.shared_bytes > smem:
+        return f"needs {resources.shared_bytes} B of shared memory, {target.name} has {int(smem)}"
+    if resources.programs_per_unit < 1:
+        return f"does not fit on one unit of {target.name} ({resources.limiter or 'resources'})"
+    return ""
+
+
+def verify(source, params: dict, options: dict, shapes: list, dtype: str, seed: int, tolerance) -> dict:
+    """Correctness on the CPU (a worker started with TRITON_INTERPRET=1) or on the worker's device."""
+    from kt_cli.verify import WrongResult, verify_candidate
+
+    kernel = _kernel(source)
+    try:
+        return verify_candidate(kernel, params, options, shapes, dtype, "cpu", seed, tolerance).to_json()
+    except WrongResult as exc:
+        raise WorkerFailure("wrong", str(exc)) from None
+
+
+def measure(source, candidate, target, seed: int, tolerance, verify_shapes: list) -> dict:
+    """Measured mode: verify on the device (the problem itself and a small odd shape), then time the
+    candidate and, once per problem, the baseline torch op, with the vendor's timer."""
+    import torch
+
+    from kt_cli.kernel import Tensors
+    from kt_cli.plugins import devices, load_plugins
+    from kt_cli.verify import WrongResult, verify_candidate
+
+    pm = load_plugins()
+    kernel = _kernel(source)
+    params, options = split_params(candidate.params, target.launch_options)
+    device = next(d for d in devices() if d.target == target.name)
+    timer = pm.hook.kt_timer(device=device)
+    shapes = [candidate.shape] + list(verify_shapes[:1])
+    try:
+        verification = verify_candidate(kernel, params, options, shapes, candidate.dtype, "cuda", seed, tolerance)
+    except WrongResult as exc:
+        raise WorkerFailure("wrong", str(exc)) from None
+    except Exception as exc:
+        raise _classify_launch_error(exc) from None
+    inputs = kernel.make_inputs(candidate.shape, candidate.dtype, Tensors("cuda", seed))
+    try:
+        stats = timer.measure(lambda: kernel.launch(inputs, params, options))
+    except Exception as exc:
+        raise _classify_launch_error(exc) from None
+    key = (source.path, tuple(candidate.shape.items()), candidate.dtype)
+    if key not in _baselines:
+        _baselines[key] = timer.measure(lambda: kernel.baseline(inputs)).to_json()
+    torch.cuda.synchronize()
+    return {"stats": stats.to_json(), "baseline": _baselines[key], "verification": verification.to_json(),
+            "timer": timer.name}
+
+
+def _classify_launch_error(exc: Exception) -> WorkerFailure:
+    name = type(exc).__name__
+    if name == "OutOfResources":
+        return WorkerFailure("invalid", f"out of resources at launch: {exc}")
+    if name in ("CompilationError", "CompileTimeAssertionFailure") or "PTXAS" in str(exc).upper():
+        return WorkerFailure("compile_error", _first_lines(exc))
+    return WorkerFailure("crash", f"{name}: {_first_lines(exc)}")
+
+
+def _first_lines(exc: Exception, n: int = 6) -> str:
+    return " | ".join(str(exc).strip().splitlines()[:n])[:800]

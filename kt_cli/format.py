@@ -1,0 +1,38 @@
+"""Human formatting of times, rates and result rows (shared by show, tune and compare)."""
+
+from __future__ import annotations
+
+
+def seconds(value: float | None, mode: str = "measured") -> str:
+    if value is None:
+        return "-"
+    text = f"{value * 1e6:.1f} us" if value < 1e-3 else f"{value * 1e3:.3f} ms"
+    return f"~{text} (est)" if mode == "estimated" else text
+
+
+def fraction(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def params(p: dict | None) -> str:
+    return "-" if not p else " ".join(f"{k}={v}" for k, v in p.items())
+
+
+def result_rows(entries: list[dict]) -> list[list]:
+    rows = []
+    for e in entries:
+        stats = e.get("stats") or {}
+        speedup = stats.get("speedup")
+        rows.append([
+            e["target"], e.get("shape_key") or ",".join(f"{k}={v}" for k, v in e["shape"].items()), e["mode"],
+            seconds(e.get("seconds"), e["mode"]),
+            fraction(stats.get("fraction_of_peak")) + (" (est)" if e["mode"] == "estimated" and stats.get("fraction_of_peak") else ""),
+            "-" if speedup is None else f"{speedup:.2f}x",
+            params(e.get("params")),
+            "-" if not e.get("verification") else f"{e['verification'].get('max_rel_error', 0):.1e}",
+            e.get("trials", 0),
+        ])
+    return rows
+
+
+RESULT_HEADERS = ["target", "problem", "mode", "time", "% peak", "vs torch", "best params", "rel err", "trials"]

@@ -1,0 +1,72 @@
+"""Every hook kt calls, grouped by phase. A firstresult hook returns None to decline."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("kt")
+hookimpl = pluggy.HookimplMarker("kt")
+
+# --- command line -------------------------------------------------------------
+
+
+@hookspec
+def kt_register_commands(cli: Any) -> None:
+    """Add click commands to the `kt` group (`cli.add_command(...)`)."""
+
+
+# --- kernels ------------------------------------------------------------------
+
+
+@hookspec
+def kt_register_generators(register: Callable[[Any], None]) -> None:
+    """Call `register(generator)` for each generator; a generator has `name` and
+    `build(kernel_table: dict, recipe_path: Path) -> KernelSource`. Duplicate names are refused."""
+
+
+# --- vendors: targets and devices ---------------------------------------------
+
+
+@hookspec
+def kt_targets() -> list:
+    """Return the TargetSpecs this vendor compiles for (may be empty)."""
+
+
+@hookspec
+def kt_detect_devices() -> list:
+    """Return the Devices of this vendor present now (empty when none or no runtime)."""
+
+
+@hookspec(firstresult=True)
+def kt_device_peaks(device: Any) -> dict | None:
+    """Return the peak table of a present Device (FLOP/s per dtype, dram_bytes_per_s), or None to decline."""
+
+
+# --- vendors: compile, resources, time ----------------------------------------
+
+
+@hookspec(firstresult=True)
+def kt_compile(fn: Any, signature: dict, constexprs: dict, options: dict, target: Any) -> Any:
+    """Cross-compile one Triton JITFunction for `target` (a TargetSpec) with launch `options`.
+    Return the compiled kernel, or None when `target` is not this vendor's."""
+
+
+@hookspec(firstresult=True)
+def kt_resources(compiled: Any, target: Any) -> Any:
+    """Return the Resources of a kernel this vendor compiled (registers, shared memory, spills,
+    occupancy), or None when `target` is not this vendor's."""
+
+
+@hookspec(firstresult=True)
+def kt_timer(device: Any) -> Any:
+    """Return a Timer for a present Device (see kt_cli.measure.Timer), or None to decline."""
+
+
+# --- observers ----------------------------------------------------------------
+
+
+@hookspec
+def kt_trial_finished(result: Any) -> None:
+    """Called in the CLI process with every TrialResult as it is recorded."""

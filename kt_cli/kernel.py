@@ -1,0 +1,313 @@
+"""The kernel-module protocol (docs/kernel-protocol.md): load a module, make inputs, record launches.
+
+Runs in worker processes only: it imports torch and the kernel's own code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REQUIRED = ("make_inputs", "reference", "launch")
+TORCH_DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16", "float8_e4m3": "float8_e4m3fn"}
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """What a generator hands the core: a kernel module on disk and the names of its protocol functions."""
+
+    path: str
+    generator: str
+    name: str
+    functions: dict = field(default_factory=dict)  # protocol name -> name in the module, where they differ
+    space: dict = field(default_factory=dict)  # the generator's space; the recipe's replaces it
+    constraints: tuple[str, ...] = ()
+    meta: dict = field(default_factory=dict)  # anything the artifact should keep (prompt hashes...)
+
+    def text(self) -> str:
+        return Path(self.path).read_text()
+
+    def sha256(self) -> str:
+        return hashlib.sha256(Path(self.path).read_bytes()).hexdigest()
+
+    def fn_name(self, protocol_name: str) -> str:
+        return self.functions.get(protocol_name, protocol_name)
+
+
+class KernelModuleError(Exception):
+    """The kernel module does not import or lacks a protocol function."""
+
+
+def torch_dtype(name: str):
+    import torch
+
+    return getattr(torch, TORCH_DTYPES[name])
+
+
+def import_module(path: str):
+    """Import a kernel module from its file under a name derived from its content hash."""
+    data = Path(path).read_bytes()
+    modname = f"kt_kernel_{hashlib.sha256(data).hexdigest()[:16]}"
+    if modname in sys.modules:
+        return sys.modules[modname]
+    spec = importlib.util.spec_from_file_location(modname, path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise KernelModuleError(f"{path}: does not import: {type(exc).__name__}: {exc}") from exc
+    sys.modules[modname] = module
+    return module
+
+
+@dataclass
+class Kernel:
+    """A loaded kernel module, with its protocol functions resolved."""
+
+    module: Any
+    source: KernelSource
+
+    @classmethod
+    def load(cls, source: KernelSource) -> "Kernel":
+        module = import_module(source.path)
+        for name in REQUIRED:
+            attr = source.fn_name(name)
+            if not callable(getattr(module, attr, None)):
+                raise KernelModuleError(f"{source.path}: has no function {attr!r} (the {name} function)")
+        if not jit_functions(module):
+            raise KernelModuleError(f"{source.path}: defines no @triton.jit function")
+        return cls(module, source)
+
+    def fn(self, name: str, default=None):
+        return getattr(self.module, self.source.fn_name(name), default)
+
+    def attr(self, name: str, default=None):
+        return getattr(self.module, name, default)
+
+    def make_inputs(self, shape: dict, dtype: str, tensors) -> dict:
+        return self.fn("make_inputs")(dict(shape), torch_dtype(dtype), tensors)
+
+    def outputs(self, inputs: dict) -> tuple[str, ...]:
+        names = tuple(self.attr("OUTPUTS", ("out",)))
+        missing = [n for n in names if n not in inputs]
+        if missing:
+            raise KernelModuleError(f"{self.source.path}: OUTPUTS names {missing[0]!r}, which make_inputs does not return")
+        return names
+
+    def reference(self, inputs: dict) -> dict:
+        result = self.fn("reference")(inputs)
+        names = tuple(self.attr("OUTPUTS", ("out",)))
+        if not isinstance(result, dict):
+            result = dict(zip(names, result if isinstance(result, (tuple, list)) else (result,)))
+        return result
+
+    def launch(self, inputs: dict, params: dict, options: dict | None = None, launches: list | None = None) -> None:
+        """Call the module's launch function. Launch `options` (num_warps, vendor knobs) are added to
+        every kernel launch; with `launches`, launches are recorded there instead of run."""
+        options = dict(options or {})
+        if launches is not None:
+            wrap = lambda fn: _Recorder(fn, launches, options)  # noqa: E731
+        else:
+            wrap = lambda fn: _WithOptions(fn, options)  # noqa: E731
+        self.fn("launch")(KernelSet(self.module, wrap), inputs, dict(params))
+
+    def baseline(self, inputs: dict):
+        """The torch op a result is compared with for speed; defaults to the reference."""
+        fn = self.fn("baseline") or self.fn("reference")
+        return fn(inputs)
+
+    def count(self, what: str, shape: dict, dtype: str, params: dict | None = None) -> float:
+        """flops or bytes_moved of the problem (0 when the module does not say)."""
+        fn = self.fn(what)
+        if fn is None:
+            return 0.0
+        return float(fn(dict(shape), torch_dtype(dtype)))
+
+    def traffic(self, shape: dict, dtype: str, params: dict) -> float:
+        """Bytes the kernel really moves with these params (for the cost model), default bytes_moved."""
+        fn = self.fn("traffic")
+        if fn is None:
+            return self.count("bytes_moved", shape, dtype)
+        return float(fn(dict(shape), torch_dtype(dtype), dict(params)))
+
+
+def jit_functions(module) -> dict:
+    from triton.runtime.jit import JITFunction
+
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:  # pragma: no cover
+        InterpretedFunction = JITFunction
+    return {name: obj for name, obj in vars(module).items() if isinstance(obj, (JITFunction, InterpretedFunction))}
+
+
+class KernelSet:
+    """What `launch(k, inputs, params)` receives: `k.NAME` is the module's @triton.jit function NAME."""
+
+    def __init__(self, module, wrap=None):
+        for name, fn in jit_functions(module).items():
+            setattr(self, name, wrap(fn) if wrap else fn)
+
+
+class Tensors:
+    """The tensor factory make_inputs receives: seeded, on the worker's device; `meta` tensors have no data."""
+
+    def __init__(self, device: str, seed: int):
+        import torch
+
+        self.device = device
+        self.meta = device == "meta"
+        self._gen = None if self.meta else torch.Generator(device=device).manual_seed(seed)
+
+    def _make(self, fill, size, dtype):
+        import torch
+
+        size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+        if self.meta:
+            return torch.empty(size, dtype=dtype, device="meta")
+        return fill(size)
+
+    def randn(self, *size, dtype=None, scale: float = 1.0):
+        import torch
+
+        dtype = dtype or torch.float32
+
+        def fill(s):
+            x = torch.randn(s, generator=self._gen, device=self.device, dtype=torch.float32)
+            return (x * scale).to(dtype)
+
+        return self._make(fill, size, dtype)
+
+    def rand(self, *size, dtype=None, low: float = 0.0, high: float = 1.0):
+        import torch
+
+        dtype = dtype or torch.float32
+
+        def fill(s):
+            x = torch.rand(s, generator=self._gen, device=self.device, dtype=torch.float32)
+            return (low + (high - low) * x).to(dtype)
+
+        return self._make(fill, size, dtype)
+
+    def randint(self, low: int, high: int, *size, dtype=None):
+        import torch
+
+        dtype = dtype or torch.int32
+        return self._make(lambda s: torch.randint(low, high, s, generator=self._gen, device=self.device).to(dtype),
+                          size, dtype)
+
+    def empty(self, *size, dtype=None):
+        import torch
+
+        dtype = dtype or torch.float32
+        return self._make(lambda s: torch.empty(s, dtype=dtype, device=self.device), size, dtype)
+
+    def as_tensor(self, data, dtype=None):
+        """Host data (index arrays, CSR structure) moved to the device; a meta tensor of its shape when meta."""
+        import torch
+
+        t = torch.as_tensor(data, dtype=dtype)
+        return torch.empty(t.shape, dtype=t.dtype, device="meta") if self.meta else t.to(self.device)
+
+    def generator(self):
+        """A CPU torch.Generator seeded like this factory, for host-side random structure."""
+        import torch
+
+        return torch.Generator().manual_seed(int(self._gen.initial_seed()) if self._gen else 0)
+
+
+@dataclass
+class Launch:
+    """One recorded `kernel[grid](...)` call: what a cross-compile needs."""
+
+    fn: Any
+    grid: tuple
+    args: dict  # argument name -> value (tensors, ints, floats, constexprs)
+    options: dict  # launch options (num_warps, num_stages, vendor knobs)
+
+    @property
+    def programs(self) -> int:
+        n = 1
+        for g in self.grid:
+            n *= max(1, int(g))
+        return n
+
+
+class _WithOptions:
+    def __init__(self, fn, options: dict):
+        self.fn, self.options = fn, options
+
+    def __getitem__(self, grid):
+        runner = self.fn[grid]
+        return lambda *args, **kwargs: runner(*args, **{**kwargs, **self.options})
+
+
+class _Recorder:
+    def __init__(self, fn, launches: list, options: dict):
+        self.fn, self.launches, self.options = fn, launches, options
+
+    def __getitem__(self, grid):
+        def record(*args, **kwargs):
+            names = self.fn.arg_names
+            bound = dict(zip(names, args))
+            options = dict(self.options)
+            for key, value in kwargs.items():
+                if key in self.options:
+                    continue
+                (bound if key in names else options)[key] = value
+            g = grid(bound) if callable(grid) else grid
+            g = tuple(g) if isinstance(g, (tuple, list)) else (g,)
+            self.launches.append(Launch(self.fn, g, bound, options))
+
+        return record
+
+
+def record_launches(kernel: Kernel, shape: dict, dtype: str, params: dict, options: dict) -> list[Launch]:
+    """Run the kernel's launch function on meta tensors, recording each kernel launch instead of running it."""
+    launches: list[Launch] = []
+    inputs = kernel.make_inputs(shape, dtype, Tensors("meta", 0))
+    kernel.launch(inputs, params, options, launches=launches)
+    return launches
+
+
+_TRITON_TYPES = {
+    "float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64",
+    "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "float8_e4m3fnuz": "fp8e4b8",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1",
+}
+
+
+def signature_of(launch: Launch) -> tuple[dict, dict, dict]:
+    """Triton signature, constexprs and divisibility attrs for a recorded launch, as Triton's JIT would specialise."""
+    fn = launch.fn
+    constexpr_names = {fn.arg_names[i] for i in fn.constexprs}
+    signature, constexprs, attrs = {}, {}, {}
+    for index, name in enumerate(fn.arg_names):
+        if name in constexpr_names:
+            constexprs[name] = launch.args.get(name, fn.params[index].default)
+            signature[name] = "constexpr"
+            continue
+        value = launch.args.get(name)
+        if hasattr(value, "dtype") and hasattr(value, "data_ptr"):
+            signature[name] = "*" + _TRITON_TYPES[str(value.dtype).replace("torch.", "")]
+            attrs[(index,)] = [["tt.divisibility", 16]]
+        elif isinstance(value, bool):
+            signature[name] = "i1"
+        elif isinstance(value, int):
+            if value == 1:  # Triton specialises 1 into a constant
+                signature[name], constexprs[name] = "constexpr", 1
+                continue
+            signature[name] = "i32" if -(2**31) <= value < 2**31 else "i64"
+            if value % 16 == 0:
+                attrs[(index,)] = [["tt.divisibility", 16]]
+        elif isinstance(value, float):
+            signature[name] = "fp32"
+        elif value is None:
+            signature[name], constexprs[name] = "constexpr", None
+        else:
+            raise TypeError(f"argument {name!r} of {fn.__name__}: cannot compile for type {type(value).__name__}")
+    return signature, constexprs, attrs

@@ -1,0 +1,291 @@
+"""`kt tune`: recipe -> kernel source -> one study per (target, problem) -> artifact."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kt_cli import plugins
+from kt_cli.errors import BadInput, JobFailed
+from kt_cli.recipe import Recipe
+from kt_cli.space import SearchSpace, check_feasible, compile_constraint, constraint_env, parse_param
+from kt_cli.types import Candidate, TargetSpec, TrialResult, shape_key
+from kt_cli.worker import Worker, WorkerFailure
+
+
+@dataclass(frozen=True)
+class TargetPlan:
+    spec: TargetSpec
+    mode: str  # "measured" or "estimated"
+    device: object = None
+
+    @property
+    def peaks(self) -> dict:
+        if self.device is not None:
+            return plugins.load_plugins().hook.kt_device_peaks(device=self.device) or self.spec.peaks
+        return self.spec.peaks
+
+
+def plan_targets(recipe: Recipe, requested: tuple[str, ...]) -> list[TargetPlan]:
+    """--target wins; else the GPUs present (measured); else the recipe's targets (estimated)."""
+    present = {d.target: d for d in plugins.devices()}
+    if requested:
+        names = list(dict.fromkeys(requested))
+        where = "--target"
+    elif present:
+        names = list(present)
+        where = "detected device"
+    else:
+        names = list(recipe.targets)
+        where = recipe.where("targets.names")
+        if not names:
+            raise BadInput(f"{recipe.path}: targets.names: no GPU is present and the recipe names no target; add "
+                           "[targets] names = [\"nvidia:sm_90\"] or pass --target")
+    plans = []
+    for name in names:
+        spec = plugins.target(name, where)
+        device = present.get(name)
+        plans.append(TargetPlan(spec, "measured" if device else "estimated", device))
+    return plans
+
+
+def build_space(recipe: Recipe, defaults: dict, default_constraints: list, spec: TargetSpec,
+                shape_names: set[str]) -> SearchSpace:
+    """The recipe's space (or the kernel's own), with this vendor's sub-table and no other vendor's."""
+    raw = recipe.search.space or defaults
+    source_name = recipe.kernel.get("name", "kernel")
+    key_root = "search.space" if recipe.search.space else f"{source_name} SPACE"
+    vendors = set(plugins.vendors())
+    all_options = {opt for s in plugins.targets().values() for opt in s.launch_options}
+    params = []
+    for name, value in raw.items():
+        if name in vendors:
+            if not isinstance(value, dict):
+                raise BadInput(f"{recipe.path}: {key_root}.{name}: must be a table of {name}-only parameters")
+            if name != spec.vendor:
+                continue
+            for sub, subvalue in value.items():
+                where = f"{recipe.path}: {key_root}.{name}.{sub}"
+                if sub in all_options and sub not in spec.launch_options:
+                    raise BadInput(f"{where}: {sub!r} is not a launch option of {name} targets; "
+                                   f"{name} takes: {', '.join(spec.launch_options)}")
+                params.append(parse_param(sub, subvalue, where))
+            continue
+        where = f"{recipe.path}: {key_root}.{name}"
+        if name in all_options and not all(name in s.launch_options for s in plugins.targets().values()):
+            owners = sorted({s.vendor for s in plugins.targets().values() if name in s.launch_options})
+            raise BadInput(f"{where}: {name!r} is a launch option of {', '.join(owners)} only; move it to "
+                           f"[search.space.{owners[0]}]")
+        params.append(parse_param(name, value, where))
+    if not params:
+        raise BadInput(f"{recipe.path}: search.space: empty parameter space; add at least one parameter")
+    names = {p.name for p in params} | shape_names | set(spec.properties) | {"dtype_bytes"}
+    constraints = []
+    for text in default_constraints:  # the kernel's own constraints, where the space has their names
+        try:
+            constraints.append(compile_constraint(text, f"{source_name} CONSTRAINTS", names))
+        except BadInput:
+            if not recipe.search.space:
+                raise
+    constraints += [compile_constraint(t, f"{recipe.path}: search.constraints[{i}]", names)
+                    for i, t in enumerate(recipe.search.constraints)]
+    return SearchSpace(tuple(params), tuple(constraints))
+
+
+@dataclass
+class Tally:
+    """Counts for the progress line and the final summary."""
+
+    done: int = 0
+    kinds: dict = field(default_factory=dict)
+    best: dict = field(default_factory=dict)
+
+    def add(self, result: TrialResult) -> None:
+        self.kinds[result.failure_kind] = self.kinds.get(result.failure_kind, 0) + 1
+        if result.failure_kind != "invalid":
+            self.done += 1
+        key = (result.target, shape_key(result.shape))
+        if result.ok and (key not in self.best or result.value < self.best[key]):
+            self.best[key] = result.value
+
+
+class Evaluator:
+    """Runs candidates through the workers: compile (cross-compile worker), verify (interpreter worker)
+    or verify+measure (device worker). Owns the workers; restarts one after a crash or a hang."""
+
+    def __init__(self, source, recipe: Recipe, verify_shapes: list, timeout: float):
+        self.source, self.recipe, self.verify_shapes, self.timeout = source, recipe, verify_shapes, timeout
+        self.compiler = Worker({"TRITON_INTERPRET": "0"})
+        self.interpreter = Worker({"TRITON_INTERPRET": "1"})
+        self.device_worker = Worker({"TRITON_INTERPRET": "0"})
+        self._verified: dict = {}
+        self.counts: dict = {}  # shape key -> (flops, bytes moved), from the probe
+
+    def close(self) -> None:
+        for w in (self.compiler, self.interpreter, self.device_worker):
+            w.stop()
+
+    def probe(self, shapes: list) -> dict:
+        try:
+            return self.interpreter.call("probe", {"source": self.source, "dtype": self.recipe.problem.dtype,
+                                                   "shapes": shapes, "verify_shapes": self.verify_shapes},
+                                         self.timeout)
+        except WorkerFailure as exc:
+            raise BadInput(exc.message if exc.kind == "bad_input" else
+                           f"{self.source.path}: checking the kernel module failed: {exc.kind}: {exc.message}") from None
+
+    def evaluate(self, plan: TargetPlan, shape: dict, params: dict) -> TrialResult:
+        candidate = Candidate(self.source.path, params, plan.spec.name, shape, self.recipe.problem.dtype, plan.mode,
+                              tuple(self.verify_shapes))
+        started = time.perf_counter()
+        base = dict(params=params, target=plan.spec.name, shape=shape, mode=plan.mode)
+        try:
+            if plan.mode == "estimated":
+                out = self._estimate(candidate, plan.spec)
+            else:
+                out = self._measure(candidate, plan)
+        except WorkerFailure as exc:
+            if exc.kind == "bad_input":
+                exc = WorkerFailure("crash", exc.message)
+            return TrialResult(exc.kind, message=exc.message, seconds=time.perf_counter() - started,
+                               resources=getattr(exc, "resources", {}), **base)
+        result = TrialResult("ok", seconds=time.perf_counter() - started, **base, **out)
+        return self._with_rates(result, plan)
+
+    def _with_rates(self, result: TrialResult, plan: TargetPlan) -> TrialResult:
+        """Add FLOP/s, bytes/s and the fraction of peak; above 100% of peak is a measurement error."""
+        flops, moved = self.counts.get(shape_key(result.shape), (0.0, 0.0))
+        peaks = plan.peaks
+        rates = {"flops_per_s": flops / result.value, "bytes_per_s": moved / result.value}
+        fractions = [rates["bytes_per_s"] / peaks["dram_bytes_per_s"]] if moved and "dram_bytes_per_s" in peaks else []
+        if flops and self.recipe.problem.dtype in peaks:
+            fractions.append(rates["flops_per_s"] / peaks[self.recipe.problem.dtype])
+        rates["fraction_of_peak"] = max(fractions) if fractions else None
+        stats = {**result.stats, **rates}
+        if rates["fraction_of_peak"] and rates["fraction_of_peak"] > 1.0 and plan.mode == "measured":
+            return dataclasses.replace(result, failure_kind="wrong", value=None, stats=stats, message=(
+                f"measured {rates['fraction_of_peak']:.0%} of the device's peak: a measurement error, not a win"))
+        return dataclasses.replace(result, stats=stats)
+
+    def _estimate(self, candidate: Candidate, spec: TargetSpec) -> dict:
+        compiled = self.compiler.call("compile", {"source": self.source, "candidate": candidate, "target": spec},
+                                      self.timeout)
+        from kt_cli.execute import split_params
+
+        kernel_params, _ = split_params(candidate.params, spec.launch_options)
+        key = tuple(sorted(kernel_params.items()))
+        if key not in self._verified:
+            try:
+                self._verified[key] = self.interpreter.call("verify", {
+                    "source": self.source, "params": kernel_params, "options": {}, "shapes": self.verify_shapes,
+                    "dtype": candidate.dtype, "seed": self.recipe.search.seed, "tolerance": self.recipe.problem.tolerance,
+                }, self.timeout)
+            except WorkerFailure as exc:
+                exc.resources = compiled["resources"]
+                self._verified[key] = exc
+        verified = self._verified[key]
+        if isinstance(verified, WorkerFailure):
+            raise verified
+        estimate = compiled["estimate"]
+        return {"value": estimate["seconds"], "stats": {"estimate": estimate, "programs": compiled["programs"]},
+                "resources": compiled["resources"], "verification": verified}
+
+    def _measure(self, candidate: Candidate, plan: TargetPlan) -> dict:
+        try:
+            out = self.device_worker.call("measure", {
+                "source": self.source, "candidate": candidate, "target": plan.spec, "seed": self.recipe.search.seed,
+                "tolerance": self.recipe.problem.tolerance, "verify_shapes": self.verify_shapes,
+            }, self.timeout)
+        except WorkerFailure as exc:
+            if exc.kind in ("crash", "timeout"):
+                self.device_worker.stop()  # a device fault poisons the context: start clean
+            raise
+        stats = out["stats"]
+        return {"value": stats["median"], "stats": {**stats, "baseline": out["baseline"], "timer": out["timer"],
+                                                   "speedup": out["baseline"]["median"] / stats["median"]},
+                "verification": out["verification"]}
+
+
+def default_storage(recipe: Recipe, out_dir: Path) -> str:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{(out_dir / f'{recipe.name}.study.db').resolve()}"
+
+
+def study_name(recipe: Recipe, plan: TargetPlan, shape: dict, source_hash: str) -> str:
+    where = plan.device.name if plan.device is not None else "static"
+    return f"{recipe.name}|{source_hash[:12]}|{plan.spec.name}|{where}|{plan.mode}|{recipe.problem.dtype}|{shape_key(shape)}"
+
+
+def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | None = None,
+         timeout: float | None = None, out_dir: Path | None = None, storage: str | None = None,
+         seed: int | None = None, progress=None):
+    """Run every study of the recipe and write the artifact. Returns (artifact path, results, tally)."""
+    from kt_cli import artifact, search
+
+    if trials is not None and trials < 1:
+        raise BadInput(f"--trials: must be at least 1, not {trials}")
+    if timeout is not None and timeout <= 0:
+        raise BadInput(f"--timeout: must be a positive number of seconds, not {timeout}")
+    recipe = dataclasses.replace(
+        recipe, search=dataclasses.replace(recipe.search, trials=trials or recipe.search.trials,
+                                           timeout=timeout or recipe.search.timeout,
+                                           seed=recipe.search.seed if seed is None else seed))
+    out_dir = Path(out_dir or recipe.output_dir)
+    generators = plugins.generators()
+    if recipe.generator not in generators:
+        raise BadInput(f"{recipe.path}: kernel.generator: unknown generator {recipe.generator!r}; "
+                       f"must be one of: {', '.join(sorted(generators))}")
+    source = generators[recipe.generator].build(recipe.kernel, recipe.path)
+    plans = plan_targets(recipe, requested_targets)
+    shapes = list(recipe.problem.shapes)
+    evaluator = Evaluator(source, recipe, list(recipe.problem.verify_shapes), recipe.search.timeout)
+    tally = Tally()
+    try:
+        info = evaluator.probe(shapes)
+        evaluator.verify_shapes = info["verify_shapes"]
+        evaluator.counts = {shape_key(s): (f, b) for s, f, b in zip(shapes, info["flops"], info["bytes"])}
+        spaces = {}
+        for plan in plans:
+            space = build_space(recipe, info["space"], info["constraints"], plan.spec, set(shapes[0]))
+            for shape in shapes:
+                valid = check_feasible(space, shape, plan.spec.properties, recipe.problem.dtype_bytes,
+                                       f"{recipe.path}: search.space for {plan.spec.name}")
+                spaces[(plan.spec.name, shape_key(shape))] = (space, valid if space.size() <= 200_000 else None)
+        storage_url = storage or default_storage(recipe, out_dir)
+        store = search.open_storage(storage_url)
+        source_hash = source.sha256()
+        studies = []
+        for plan in plans:
+            for shape in shapes:
+                space, valid = spaces[(plan.spec.name, shape_key(shape))]
+
+                def on_result(result, _plan=plan, _shape=shape):
+                    tally.add(result)
+                    plugins.load_plugins().hook.kt_trial_finished(result=result)
+                    if progress:
+                        progress(tally, _plan, _shape, recipe.search.trials)
+
+                run = search.StudyRun(
+                    study_name(recipe, plan, shape, source_hash), store, space,
+                    env=lambda p, _shape=shape, _plan=plan: constraint_env(
+                        p, _shape, _plan.spec.properties, recipe.problem.dtype_bytes),
+                    evaluate=lambda p, _plan=plan, _shape=shape: evaluator.evaluate(_plan, _shape, p),
+                    invalid_result=lambda p, why, _plan=plan, _shape=shape: TrialResult(
+                        "invalid", p, _plan.spec.name, _shape, _plan.mode, message=why),
+                    budget=recipe.search.trials, sampler=recipe.search.sampler, seed=recipe.search.seed,
+                    on_result=on_result)
+                studies.append((plan, shape, run.run(valid)))
+    finally:
+        evaluator.close()
+    results = artifact.collect(studies)
+    missing = [f"{r['target']} {shape_key(r['shape'])}" for r in results if r["best"] is None]
+    if len(missing) == len(results):
+        raise JobFailed(f"no candidate passed verification for any target and problem "
+                        f"({', '.join(f'{k} {n}' for k, n in sorted(tally.kinds.items()))}); "
+                        f"see the failures with --debug or in {storage_url}")
+    path = artifact.write(out_dir, recipe, source, results, plans, storage_url)
+    if missing:
+        raise JobFailed(f"wrote {path}, but no candidate passed verification for: {'; '.join(missing)}")
+    return path, results, tally

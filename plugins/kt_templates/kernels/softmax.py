@@ -1,0 +1,81 @@
+"""Row-wise softmax, one row per program; rows longer than one block take an online two-pass loop."""
+
+import torch
+import triton
+import triton.language as tl
+
+OUTPUTS = ("y",)
+SPACE = {
+    "BLOCK_N": [256, 512, 1024, 2048, 4096, 8192, 16384],
+    "num_warps": [1, 2, 4, 8, 16, 32],
+    "num_stages": [1, 2, 3, 4],
+}
+CONSTRAINTS = [
+    "BLOCK_N >= 32 * num_warps",  # every thread holds at least one element
+    "BLOCK_N // (32 * num_warps) <= 64",  # at most 64 fp32 values a thread: no spills
+    "BLOCK_N <= 2 * N",  # a block far wider than the row only wastes lanes
+]
+VERIFY_SHAPES = [{"M": 37, "N": 300}, {"M": 5, "N": 2000}, {"M": 4, "N": 4096}]
+
+
+@triton.jit
+def softmax_kernel(y_ptr, x_ptr, n_cols, stride_x, stride_y, BLOCK_N: tl.constexpr, SINGLE_PASS: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * stride_x
+    y_row = y_ptr + row * stride_y
+    offs = tl.arange(0, BLOCK_N)
+    if SINGLE_PASS:
+        mask = offs < n_cols
+        x = tl.load(x_row + offs, mask=mask, other=-float("inf")).to(tl.float32)
+        e = tl.exp(x - tl.max(x, axis=0))
+        e = tl.where(mask, e, 0.0)
+        tl.store(y_row + offs, (e / tl.sum(e, axis=0)).to(y_ptr.dtype.element_ty), mask=mask)
+    else:
+        m = tl.full([BLOCK_N], -float("inf"), tl.float32)
+        s = tl.zeros([BLOCK_N], tl.float32)
+        for start in range(0, n_cols, BLOCK_N):
+            mask = start + offs < n_cols
+            x = tl.load(x_row + start + offs, mask=mask, other=-float("inf")).to(tl.float32)
+            m_new = tl.maximum(m, x)
+            alpha = tl.where(m_new == -float("inf"), 0.0, tl.exp(m - m_new))
+            s = s * alpha + tl.where(mask, tl.exp(x - m_new), 0.0)
+            m = m_new
+        m_row = tl.max(m, axis=0)
+        s_row = tl.sum(tl.where(m == -float("inf"), 0.0, s * tl.exp(m - m_row)), axis=0)
+        for start in range(0, n_cols, BLOCK_N):
+            mask = start + offs < n_cols
+            x = tl.load(x_row + start + offs, mask=mask, other=0.0).to(tl.float32)
+            tl.store(y_row + start + offs, (tl.exp(x - m_row) / s_row).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def make_inputs(shape, dtype, t):
+    return {"x": t.randn(shape["M"], shape["N"], dtype=dtype, scale=3.0), "y": t.empty(shape["M"], shape["N"], dtype=dtype)}
+
+
+def reference(inputs):
+    return {"y": torch.softmax(inputs["x"].double(), dim=-1)}
+
+
+def baseline(inputs):
+    return torch.softmax(inputs["x"], dim=-1)
+
+
+def launch(k, inputs, params):
+    x, y = inputs["x"], inputs["y"]
+    n_rows, n_cols = x.shape
+    block = params["BLOCK_N"]
+    k.softmax_kernel[(n_rows,)](y, x, n_cols, x.stride(0), y.stride(0), BLOCK_N=block, SINGLE_PASS=block >= n_cols)
+
+
+def flops(shape, dtype):
+    return 5.0 * shape["M"] * shape["N"]
+
+
+def bytes_moved(shape, dtype):
+    return 2.0 * shape["M"] * shape["N"] * dtype.itemsize
+
+
+def traffic(shape, dtype, params):
+    """A row longer than one block is read twice (the second read may hit L2 for short rows)."""
+    passes = 2 if params["BLOCK_N"] < shape["N"] else 1
+    return (passes + 1.0) * shape["M"] * shape["N"] * dtype.itemsize

@@ -1,0 +1,1 @@
+"""NVIDIA vendor plugin for kt: targets, devices, peak tables, cross-compilation, resources, timers."""
