@@ -1,0 +1,72 @@
+"""Shared fixtures. The repository root and plugins/ go on sys.path so the tests run from any
+checkout (worktrees included), installed or not."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+for path in (ROOT, ROOT / "plugins"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available() and getattr(torch.version, "hip", None) is None
+
+
+def _has_rocm() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available() and getattr(torch.version, "hip", None) is not None
+
+
+def pytest_collection_modifyitems(config, items):
+    skip_gpu = pytest.mark.skip(reason="needs an NVIDIA GPU")
+    skip_amd = pytest.mark.skip(reason="needs a ROCm GPU")
+    cuda, rocm = _has_cuda(), _has_rocm()
+    for item in items:
+        if "gpu" in item.keywords and not cuda:
+            item.add_marker(skip_gpu)
+        if "amd" in item.keywords and not rocm:
+            item.add_marker(skip_amd)
+
+
+@pytest.fixture
+def plugin(request):
+    """Register a plugin object for one test: `plugin(obj, name)`; removed afterwards."""
+    from kt_cli.plugins import load_plugins
+
+    pm = load_plugins()
+    registered = []
+
+    def register(obj, name):
+        pm.register(obj, name=name)
+        registered.append(name)
+        return obj
+
+    yield register
+    for name in registered:
+        pm.unregister(name=name)
+
+
+@pytest.fixture
+def write(tmp_path):
+    """Write a file under tmp_path and return its path."""
+
+    def _write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return path
+
+    return _write
