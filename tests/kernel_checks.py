@@ -1,0 +1,77 @@
+"""Helpers for kernel-library tests: run a template through kt's own workers (interpreter verification,
+cross-compilation) exactly as `kt tune` does."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+from kt_cli.kernel import KernelSource
+from kt_cli.plugins import target as target_spec
+from kt_cli.types import Candidate
+from kt_cli.worker import Worker
+
+_workers: dict = {}
+
+
+def worker(interpret: bool) -> Worker:
+    if interpret not in _workers:
+        _workers[interpret] = Worker({"TRITON_INTERPRET": "1" if interpret else "0"})
+    return _workers[interpret]
+
+
+def stop_workers() -> None:
+    for w in _workers.values():
+        w.stop()
+    _workers.clear()
+
+
+@functools.lru_cache(maxsize=None)
+def template(name: str) -> KernelSource:
+    from kt_templates import TemplatesGenerator
+
+    from pathlib import Path
+
+    return TemplatesGenerator().build({"generator": "templates", "name": name}, Path("test.toml"))
+
+
+def probe(name: str, dtype: str, shapes: list) -> dict:
+    return worker(True).call("probe", {"source": template(name), "dtype": dtype, "shapes": shapes,
+                                       "verify_shapes": []}, 300)
+
+
+def first_valid_params(name: str, dtype: str, shape: dict, target: str, extra: dict | None = None) -> dict:
+    """The first point of the template's default space that meets its constraints for `target`."""
+    from kt_cli.space import SearchSpace, compile_constraint, constraint_env, parse_param
+
+    info = probe(name, dtype, [shape])
+    spec = target_spec(target)
+    params = [parse_param(k, v, k) for k, v in info["space"].items() if not isinstance(v, dict)]
+    names = {p.name for p in params} | set(shape) | set(spec.properties) | {"dtype_bytes"}
+    space = SearchSpace(tuple(params), tuple(compile_constraint(c, "c", names) for c in info["constraints"]))
+    from kt_cli.recipe import DTYPES
+
+    for point in space.points():
+        point.update(extra or {})
+        if space.violated(constraint_env(point, shape, spec.properties, DTYPES[dtype])) is None:
+            return point
+    raise AssertionError(f"no valid point of {name}'s space for {target} {shape}")
+
+
+def verify(name: str, dtype: str, params: dict, shapes: list | None = None) -> dict:
+    """Interpreter verification (raises WorkerFailure(kind='wrong') on a wrong result)."""
+    from kt_cli.execute import split_params
+
+    kernel_params, _ = split_params(params, ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu",
+                                             "matrix_instr_nonkdim", "kpack"))
+    shapes = shapes or probe(name, dtype, [])["verify_shapes"]
+    return worker(True).call("verify", {"source": template(name), "params": kernel_params, "options": {},
+                                        "shapes": shapes, "dtype": dtype, "seed": 0, "tolerance": None}, 600)
+
+
+def compile_for(name: str, target: str, shape: dict, dtype: str, params: dict) -> dict:
+    """Cross-compile for `target` (no GPU): resources and the static estimate."""
+    source = template(name)
+    candidate = Candidate(source.path, params, target, shape, dtype, "estimated")
+    return worker(False).call("compile", {"source": source, "candidate": candidate,
+                                          "target": target_spec(target)}, 600)
