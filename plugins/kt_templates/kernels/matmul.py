@@ -85,3 +85,8 @@ def traffic(shape, dtype, params):
     m, n, k = shape["M"], shape["N"], shape["K"]
     reads = m * k * triton.cdiv(n, params["BLOCK_N"]) + k * n * triton.cdiv(m, params["BLOCK_M"])
     return (reads + m * n) * dtype.itemsize
+
+
+def shape_of(inputs):
+    (m, k), n = inputs["a"].shape, inputs["b"].shape[1]
+    return {"M": m, "N": n, "K": k}

@@ -79,3 +79,8 @@ def traffic(shape, dtype, params):
     """A row longer than one block is read twice (the second read may hit L2 for short rows)."""
     passes = 2 if params["BLOCK_N"] < shape["N"] else 1
     return (passes + 1.0) * shape["M"] * shape["N"] * dtype.itemsize
+
+
+def shape_of(inputs):
+    m, n = inputs["x"].shape
+    return {"M": m, "N": n}
