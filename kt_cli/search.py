@@ -57,19 +57,25 @@ def make_sampler(name: str, seed: int, space: SearchSpace):
 
 def open_storage(url: str):
     """RDB storage with heartbeats: a trial whose process died is failed and retried once."""
+    import warnings
+
     import optuna
-    from optuna.storages import RDBStorage, RetryFailedTrialCallback
+    from optuna import storages
 
     if not url.startswith(("sqlite:", "postgresql", "mysql")):
-        return optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(url))
+        return storages.JournalStorage(storages.journal.JournalFileBackend(url))
+    retry = getattr(storages, "RetryHeartbeatStaleTrialCallback", None) or storages.RetryFailedTrialCallback
     callback_key = ("heartbeat_stale_trial_callback"
-                    if "heartbeat_stale_trial_callback" in inspect.signature(RDBStorage.__init__).parameters
+                    if "heartbeat_stale_trial_callback" in inspect.signature(storages.RDBStorage.__init__).parameters
                     else "failed_trial_callback")
-    kwargs = {"heartbeat_interval": HEARTBEAT_S, "grace_period": GRACE_S,
-              callback_key: RetryFailedTrialCallback(max_retry=1)}
+    kwargs = {"heartbeat_interval": HEARTBEAT_S, "grace_period": GRACE_S}
     if url.startswith("sqlite:"):
         kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60}}
-    return RDBStorage(url, **kwargs)
+    with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna's words, and what kt needs
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        warnings.simplefilter("ignore", FutureWarning)
+        kwargs[callback_key] = retry(max_retry=1)
+        return storages.RDBStorage(url, **kwargs)
 
 
 def trial_result(trial) -> TrialResult | None:
@@ -108,7 +114,7 @@ class StudyRun:
     def run(self, valid_points: int | None) -> object:
         import optuna
 
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        optuna.logging.set_verbosity(optuna.logging.ERROR)  # kt reports failures itself, without tracebacks
         study = optuna.create_study(study_name=self.study_name, storage=self.storage, direction="minimize",
                                     sampler=make_sampler(self.sampler, self.seed, self.space), load_if_exists=True)
         seen = {_key(t.params): t for t in evaluated(study)}

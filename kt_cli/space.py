@@ -75,6 +75,8 @@ class _Compiler:
 
             return compare
         if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute):
+                raise self.fail("an attribute access")
             if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCS or node.keywords:
                 raise self.fail("a call other than min()/max()")
             fn, args = _FUNCS[node.func.id], [self.build(a) for a in node.args]

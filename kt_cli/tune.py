@@ -101,11 +101,14 @@ class Tally:
     done: int = 0
     kinds: dict = field(default_factory=dict)
     best: dict = field(default_factory=dict)
+    last_failure: str = ""
 
     def add(self, result: TrialResult) -> None:
         self.kinds[result.failure_kind] = self.kinds.get(result.failure_kind, 0) + 1
         if result.failure_kind != "invalid":
             self.done += 1
+        if not result.ok:
+            self.last_failure = f"{result.failure_kind}: {result.message}"
         key = (result.target, shape_key(result.shape))
         if result.ok and (key not in self.best or result.value < self.best[key]):
             self.best[key] = result.value
@@ -283,8 +286,8 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     missing = [f"{r['target']} {shape_key(r['shape'])}" for r in results if r["best"] is None]
     if len(missing) == len(results):
         raise JobFailed(f"no candidate passed verification for any target and problem "
-                        f"({', '.join(f'{k} {n}' for k, n in sorted(tally.kinds.items()))}); "
-                        f"see the failures with --debug or in {storage_url}")
+                        f"({', '.join(f'{k} {n}' for k, n in sorted(tally.kinds.items()))}); last failure: "
+                        f"{tally.last_failure[:300] or 'none in this run'}")
     path = artifact.write(out_dir, recipe, source, results, plans, storage_url)
     if missing:
         raise JobFailed(f"wrote {path}, but no candidate passed verification for: {'; '.join(missing)}")

@@ -6,7 +6,7 @@ import triton.language as tl
 
 OUTPUTS = ("y",)
 SPACE = {
-    "BLOCK_N": [256, 512, 1024, 2048, 4096, 8192, 16384],
+    "BLOCK_N": [256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
     "num_warps": [1, 2, 4, 8, 16, 32],
     "num_stages": [1, 2, 3, 4],
 }

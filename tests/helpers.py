@@ -1,0 +1,66 @@
+"""Small helpers shared by the CLI tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent
+SCALED_ADD = (ROOT / "recipes" / "examples" / "scaled_add.py").read_text()
+
+
+def kt(*args: str):
+    """Run the kt CLI in-process; returns click's Result (exit_code, stdout, stderr)."""
+    from kt_cli.cli import cli
+
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def kt_process(*args: str, env: dict | None = None, extra_path: str | None = None, **kwargs):
+    """Run the kt CLI in a fresh interpreter (plugin discovery, signals)."""
+    paths = [str(ROOT), str(ROOT / "plugins")] + ([extra_path] if extra_path else [])
+    full_env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), **(env or {})}
+    return subprocess.run([sys.executable, "-c", "from kt_cli.cli import main; main()", *map(str, args)],
+                          capture_output=True, text=True, env=full_env, **kwargs)
+
+
+def dsl_recipe(write, kernel_text: str = SCALED_ADD, space: str | None = None, extra: str = "",
+               shapes: str = "[{N = 4096}]", trials: int = 4, kernel_extra: str = "") -> Path:
+    """A dsl recipe in tmp_path around `kernel_text`, static targets nvidia:sm_90."""
+    write("kernel.py", kernel_text)
+    space = space or "BLOCK = [256, 512, 1024]\nnum_warps = [2, 4]"
+    return write("recipe.toml", f"""
+[kernel]
+generator = "dsl"
+file = "kernel.py"
+{kernel_extra}
+
+[problem]
+dtype = "float32"
+shapes = {shapes}
+
+[search]
+trials = {trials}
+timeout = 60
+{extra}
+
+[search.space]
+{space}
+
+[targets]
+names = ["nvidia:sm_90"]
+""")
+
+
+def one_error_line(result) -> str:
+    """The single line kt printed for an error; fails if it printed a traceback or several lines."""
+    lines = [line for line in result.stderr.splitlines() if line.strip() and "warning" not in line.lower()
+             and not line.startswith("[")]  # progress lines
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("kt: error: "), lines[0]
+    assert "Traceback" not in result.stderr
+    return lines[0]
