@@ -115,7 +115,7 @@ class LiveSamples:
         odd = [s for s in verification.get("shapes", []) if s != entry["shape"]][:1]
         try:
             out = self._worker.call("recheck", {
-                "source": source_of(manifest), "target": plugins.target(entry["target"], "artifact target"),
+                "source": artifact.kernel_source(manifest), "target": plugins.target(entry["target"], "artifact target"),
                 "device_index": self.devices[entry["target"]].index, "shape": entry["shape"],
                 "params": entry["params"], "dtype": manifest["dtype"], "seed": 0,
                 "tolerance": verification.get("tolerance"), "verify_shapes": odd,
@@ -162,14 +162,6 @@ class RecordedSamples:
 
     def close(self) -> None:
         pass
-
-
-def source_of(manifest: dict):
-    from kt_cli.kernel import KernelSource
-
-    k = manifest["kernel"]
-    return KernelSource(str(Path(manifest["_path"]) / k["source_file"]), k["generator"], k["name"],
-                        dict(k.get("functions") or {}), meta=dict(k.get("meta") or {}))
 
 
 def check_artifact(manifest: dict, threshold: float, samples) -> list[Outcome]:
