@@ -13,7 +13,7 @@ FORMATS = ("triton-configs",)
               help="triton-configs: a Python module with CONFIGS = {target: [triton.Config, ...]}.")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
 def export(artifact, fmt, out):
-    """Export ARTIFACT's tuned configs (e.g. for @triton.autotune)."""
+    """Write ARTIFACT's tuned configs for another tool: triton.Config lists for @triton.autotune."""
     from kt_cli.runtime import triton_configs
 
     text = triton_configs(artifact)
