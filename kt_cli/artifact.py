@@ -137,6 +137,12 @@ def read(path: str | Path) -> dict:
             or not isinstance(manifest.get("results"), list):
         raise BadInput(f"{manifest_path}: kernel.source_file, kernel.source_sha256 or results missing or "
                        "malformed: the manifest was modified; re-run kt tune")
+    for i, e in enumerate(manifest["results"]):
+        if not (isinstance(e, dict) and isinstance(e.get("target"), str) and isinstance(e.get("shape"), dict)
+                and isinstance(e.get("shape_key"), str) and e.get("mode") in ("measured", "estimated")
+                and isinstance(e.get("params"), (dict, type(None))) and isinstance(e.get("stats", {}), dict)):
+            raise BadInput(f"{manifest_path}: results[{i}]: target, shape, shape_key, mode or params missing or "
+                           "malformed: the manifest was modified; re-run kt tune")
     source = path / names[0]
     if not source.is_file():
         raise BadInput(f"{path}: kernel source {source.name} is missing; the artifact is incomplete")

@@ -186,6 +186,8 @@ def check_artifact(manifest: dict, threshold: float, samples) -> list[Outcome]:
             continue
         out = samples.samples(manifest, entry)
         device = out.get("device") or found
+        if out.get("failure_kind") == "bad_input":
+            raise BadInput(f"{path}: {out.get('message', '')}")
         if "failure_kind" in out:
             status = "wrong" if out["failure_kind"] == "wrong" else "failed"
             outcomes.append(Outcome(**base, status=status, device=device,

@@ -79,11 +79,13 @@ class TunedKernel:
         from kt_cli.execute import split_params
         from kt_cli.kernel import torch_dtype
 
+        # A kernel may mix dtypes (fp8 in, bf16 out), so only inputs that hold none of the tuned dtype are refused.
         want = torch_dtype(self.manifest["dtype"])
-        for name, value in inputs.items():
-            if getattr(value, "is_floating_point", lambda: False)() and value.dtype != want:
-                raise BadInput(f"{self.path}: input {name!r} is {value.dtype}, the artifact was tuned for "
-                               f"{self.manifest['dtype']}")
+        floats = {n: v.dtype for n, v in inputs.items() if getattr(v, "is_floating_point", lambda: False)()}
+        if floats and want not in floats.values():
+            found = ", ".join(f"{n} {str(d).replace('torch.', '')}" for n, d in floats.items())
+            raise BadInput(f"{self.path}: no input is {self.manifest['dtype']}, the dtype the artifact was tuned "
+                           f"for (got {found}); tune for this dtype or convert the inputs")
         shape = {k: int(v) for k, v in self.kernel.fn("shape_of")(inputs).items()}
         params, options = split_params(self.config(shape)["params"], self.launch_options)
         self.kernel.launch(inputs, params, options)

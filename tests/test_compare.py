@@ -119,3 +119,29 @@ def test_a_tampered_or_incompatible_artifact_is_refused_in_one_line(kt, two_vend
     (nv / "manifest.json").write_text(json.dumps({**manifest, "kernel": {**manifest["kernel"], "source_file": "../x.py"}}))
     result = kt("compare", nv)
     assert result.exit_code == 2 and "the manifest was modified" in result.stderr
+    del manifest["results"][1]["shape"]
+    (nv / "manifest.json").write_text(json.dumps(manifest))
+    result = kt("compare", nv)
+    assert result.exit_code == 2 and "results[1]: target, shape" in result.stderr
+
+
+def test_a_real_static_mode_artifact_compares_checks_and_loads(kt, tmp_path):
+    """kt tune's own artifact (no GPU: cross-compiled, estimated) through compare, check and load."""
+    from kt_cli.runtime import load
+
+    recipe = tmp_path / "softmax.toml"
+    recipe.write_text(
+        '[kernel]\ngenerator = "templates"\nname = "softmax"\n'
+        '[problem]\ndtype = "float32"\nshapes = [{M = 4096, N = 4096}]\n'
+        '[search]\ntrials = 2\nseed = 0\n[search.space]\nBLOCK_N = [4096]\nnum_warps = [8, 16]\nnum_stages = [1]\n'
+        '[targets]\nnames = ["nvidia:sm_90", "amd:gfx942"]\n')
+    tuned = kt("tune", recipe, "--out", tmp_path / "out")
+    assert tuned.exit_code == 0, tuned.output
+    data = json.loads(kt("compare", tmp_path / "out", "--format", "json").stdout)
+    assert {(r["target"], r["mode"], r["estimated"]) for r in data["rows"]} == \
+        {("nvidia:sm_90", "estimated", True), ("amd:gfx942", "estimated", True)}
+    assert all(0 < r["fraction_of_peak"] <= 1 for r in data["rows"])
+    checked = kt("check", tmp_path / "out" / "softmax.kt")
+    assert checked.exit_code == 2 and "only estimated results" in checked.stderr
+    kernel = load(tmp_path / "out" / "softmax.kt", target="amd:gfx942")
+    assert kernel.config({"M": 1000, "N": 3000})["params"]["BLOCK_N"] == 4096
