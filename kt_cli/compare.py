@@ -15,7 +15,7 @@ from kt_cli.errors import BadInput, EnvironmentProblem
 from kt_cli.format import fraction, params as format_params, seconds
 
 FORMATS = ("table", "markdown", "json", "csv")
-ESTIMATE_NOTE = "~ and (est): cost-model estimate (no device of that target where it was tuned), not a measurement"
+ESTIMATE_NOTE = "(est): cost-model estimate (no device of that target where it was tuned), not a measurement"
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,10 @@ def render(comparison: Comparison, fmt: str) -> str:
         for r in rows:
             writer.writerow({**asdict(r), "params": format_params(r.params), "estimated": r.estimated})
         return out.getvalue().rstrip("\n")
-    body = tabulate(text_rows(rows), headers=HEADERS, tablefmt="github" if fmt == "markdown" else "simple")
+    cells = text_rows(rows)
+    if fmt == "markdown":  # GitHub renders ~text~ as strikethrough
+        cells = [[c.replace("~", "\\~") for c in row] for row in cells]
+    body = tabulate(cells, headers=HEADERS, tablefmt="github" if fmt == "markdown" else "simple")
     notes = list(comparison.notes)
     if any(r.estimated for r in rows):
         notes.append(ESTIMATE_NOTE)

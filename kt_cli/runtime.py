@@ -65,8 +65,17 @@ class TunedKernel:
         if self.kernel.fn("shape_of") is None:
             raise BadInput(f"{self.path}: the kernel module defines no shape_of(inputs); kt_cli.load needs it "
                            "to pick a config (see docs/kernel-protocol.md)")
-        self.launch_options = tuple(manifest.get("launch_options", {}).get(target, ()))
+        stored = manifest.get("launch_options", {}).get(target)
+        self.launch_options = tuple(stored if stored is not None else self._vendor_launch_options(target))
         self._chosen: dict = {}
+
+    @staticmethod
+    def _vendor_launch_options(target: str) -> tuple:
+        """An artifact without launch options for `target` has no config for it either (select says so)."""
+        from kt_cli import plugins
+
+        spec = plugins.targets().get(target)
+        return spec.launch_options if spec else ()
 
     def config(self, shape: dict) -> dict:
         """The manifest entry used for `shape` (cached per shape)."""

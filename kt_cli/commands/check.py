@@ -39,4 +39,5 @@ def check(artifacts, threshold, junit, markdown_path, record, replay):
     if failing:
         raise JobFailed(f"{len(failing)} of {sum(o.checked for o in outcomes)} checked configs failed: "
                         + "; ".join(f"{o.name} {o.target} {o.problem}: {o.status}" for o in failing))
-    click.echo(f"\nkt check: {sum(o.checked for o in outcomes)} configs pass")
+    how = f" (replayed from {replay})" if replay else ""
+    click.echo(f"\nkt check: {sum(o.checked for o in outcomes)} configs pass{how}")
