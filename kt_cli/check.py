@@ -18,6 +18,7 @@ from kt_cli.measure import quantile
 
 ROUNDS = 100  # interleaved (kernel, reference) pairs per config: a ~±2% interval on a quiet GPU
 RECORDING_VERSION = 1
+SEED = 104729  # inputs kt tune (default seed 0) did not verify with
 FAILING = ("regression", "wrong", "failed")
 
 
@@ -117,7 +118,7 @@ class LiveSamples:
             out = self._worker.call("recheck", {
                 "source": artifact.kernel_source(manifest), "target": plugins.target(entry["target"], "artifact target"),
                 "device_index": self.devices[entry["target"]].index, "shape": entry["shape"],
-                "params": entry["params"], "dtype": manifest["dtype"], "seed": 0,
+                "params": entry["params"], "dtype": manifest["dtype"], "seed": SEED,
                 "tolerance": verification.get("tolerance"), "verify_shapes": odd,
                 "method": (entry.get("stats") or {}).get("method", "events"), "rounds": ROUNDS,
             }, self.timeout)
