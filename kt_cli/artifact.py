@@ -128,15 +128,36 @@ def read(path: str | Path) -> dict:
         manifest = json.loads(manifest_path.read_text())
     except json.JSONDecodeError as exc:
         raise BadInput(f"{manifest_path}: not valid JSON ({exc}); re-run kt tune") from None
-    schema = manifest.get("schema")
+    schema = manifest.get("schema") if isinstance(manifest, dict) else None
     if schema != SCHEMA_VERSION:
         raise BadInput(f"{manifest_path}: schema: version {schema!r}, this kt reads {SCHEMA_VERSION}; re-run kt tune")
-    source = path / manifest["kernel"]["source_file"]
+    kernel = manifest.get("kernel") if isinstance(manifest.get("kernel"), dict) else {}
+    names = kernel.get("source_file"), kernel.get("source_sha256")
+    if not all(isinstance(n, str) for n in names) or Path(names[0]).name != names[0] \
+            or not isinstance(manifest.get("results"), list):
+        raise BadInput(f"{manifest_path}: kernel.source_file, kernel.source_sha256 or results missing or "
+                       "malformed: the manifest was modified; re-run kt tune")
+    for i, e in enumerate(manifest["results"]):
+        if not (isinstance(e, dict) and isinstance(e.get("target"), str) and isinstance(e.get("shape"), dict)
+                and isinstance(e.get("shape_key"), str) and e.get("mode") in ("measured", "estimated")
+                and isinstance(e.get("params"), (dict, type(None))) and isinstance(e.get("stats", {}), dict)):
+            raise BadInput(f"{manifest_path}: results[{i}]: target, shape, shape_key, mode or params missing or "
+                           "malformed: the manifest was modified; re-run kt tune")
+    source = path / names[0]
     if not source.is_file():
         raise BadInput(f"{path}: kernel source {source.name} is missing; the artifact is incomplete")
     digest = hashlib.sha256(source.read_bytes()).hexdigest()
-    if digest != manifest["kernel"]["source_sha256"]:
+    if digest != names[1]:
         raise BadInput(f"{source}: sha256 does not match kernel.source_sha256 in the manifest: the artifact was "
                        "modified; re-run kt tune")
     manifest["_path"] = str(path)
     return manifest
+
+
+def kernel_source(manifest: dict):
+    """The KernelSource of a manifest read() returned: the artifact's own copy of the kernel module."""
+    from kt_cli.kernel import KernelSource
+
+    k = manifest["kernel"]
+    return KernelSource(str(Path(manifest["_path"]) / k["source_file"]), k["generator"], k["name"],
+                        dict(k.get("functions") or {}), meta=dict(k.get("meta") or {}))

@@ -14,7 +14,8 @@ _baselines: dict = {}
 
 
 def dispatch(op: str, payload: dict):
-    return {"probe": probe, "compile": compile_candidate, "verify": verify, "measure": measure}[op](**payload)
+    return {"probe": probe, "compile": compile_candidate, "verify": verify, "measure": measure,
+            "recheck": recheck}[op](**payload)
 
 
 def _kernel(source) -> Kernel:
@@ -162,6 +163,41 @@ def measure(source, candidate, target, seed: int, tolerance, verify_shapes: list
     torch.cuda.synchronize()
     return {"stats": stats.to_json(), "baseline": _baselines[key], "verification": verification.to_json(),
             "timer": timer.name}
+
+
+def recheck(source, target, device_index: int, shape: dict, params: dict, dtype: str, seed: int, tolerance,
+            verify_shapes: list, method: str, rounds: int) -> dict:
+    """kt check: verify a stored config on the device, then time it and the baseline op interleaved,
+    `rounds` pairs, so that each kernel sample has a reference sample taken beside it."""
+    import torch
+
+    from kt_cli.kernel import Tensors
+    from kt_cli.plugins import devices, load_plugins
+    from kt_cli.verify import WrongResult, verify_candidate
+
+    kernel = _kernel(source)
+    kernel_params, options = split_params(params, target.launch_options)
+    device = next(d for d in devices() if d.target == target.name and d.index == device_index)
+    torch.cuda.set_device(device.index)
+    timer = load_plugins().hook.kt_timer(device=device)
+    if not hasattr(timer, "paired"):
+        raise WorkerFailure("bad_input", f"the {target.vendor} timer {getattr(timer, 'name', timer)!r} cannot time "
+                                         "interleaved pairs (no paired()); kt check needs it")
+    try:
+        verification = verify_candidate(kernel, kernel_params, options, [shape] + list(verify_shapes), dtype, "cuda",
+                                        seed, tolerance)
+    except WrongResult as exc:
+        raise WorkerFailure("wrong", str(exc)) from None
+    except Exception as exc:
+        raise _classify_launch_error(exc) from None
+    inputs = kernel.make_inputs(shape, dtype, Tensors("cuda", seed))
+    try:
+        kernel_s, baseline_s = timer.paired(lambda: kernel.launch(inputs, kernel_params, options),
+                                            lambda: kernel.baseline(inputs), rounds, method)
+    except Exception as exc:
+        raise _classify_launch_error(exc) from None
+    return {"kernel": kernel_s, "baseline": baseline_s, "verification": verification.to_json(),
+            "timer": timer.name, "device": device.name}
 
 
 def _classify_launch_error(exc: Exception) -> WorkerFailure:

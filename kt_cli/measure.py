@@ -122,7 +122,41 @@ class DeviceEventTimer:
         torch.cuda.synchronize()
         return [s.elapsed_time(e) * 1e-3 for s, e in pairs]
 
+    def paired(self, first: Callable[[], None], second: Callable[[], None], rounds: int,
+               method: str = "events") -> tuple[list[float], list[float]]:
+        """`rounds` timings of each callable, taken in pairs back to back (order alternating) so that
+        drift hits both alike. `method` "graph" times each from graph replays, as measure() does for
+        short calls, so a ratio compares with one measure() took."""
+        import torch
+
+        flush = self._flush_buffer()
+        for _ in range(3):
+            first()
+            second()
+        torch.cuda.synchronize()
+        samplers = [lambda fn=fn: self._event_samples(fn, flush, 1)[0] for fn in (first, second)]
+        if method == "graph":
+            try:
+                samplers = [self._graph_sampler(fn, flush, sorted(self._event_samples(fn, flush, 5))[2])
+                            for fn in (first, second)]
+            except RuntimeError:  # not capturable (as in measure()): plain events
+                torch.cuda.synchronize()
+        a, b = [], []
+        for i in range(rounds):
+            if i % 2:
+                b.append(samplers[1]())
+                a.append(samplers[0]())
+            else:
+                a.append(samplers[0]())
+                b.append(samplers[1]())
+        return a, b
+
     def _graph_stats(self, fn, flush, estimate_s: float) -> Stats:
+        sample = self._graph_sampler(fn, flush, estimate_s)
+        return sample_until_tight(lambda n: [sample() for _ in range(n)], "graph", self.rel_ci, self.max_seconds)
+
+    def _graph_sampler(self, fn, flush, estimate_s: float) -> Callable[[], float]:
+        """Capture `repeat` x (flush, call) and `repeat` x (flush); a sample is their difference per call."""
         import torch
 
         repeat = max(5, min(100, int(200e-6 / max(estimate_s, 1e-7))))
@@ -149,7 +183,4 @@ class DeviceEventTimer:
             end.synchronize()
             return start.elapsed_time(end) * 1e-3
 
-        def batch(n: int) -> list[float]:
-            return [max(replay(with_call) - replay(flush_only), 0.0) / repeat for _ in range(n)]
-
-        return sample_until_tight(batch, "graph", self.rel_ci, self.max_seconds)
+        return lambda: max(replay(with_call) - replay(flush_only), 0.0) / repeat

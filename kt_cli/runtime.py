@@ -1,0 +1,140 @@
+"""Run-time use of a tuned artifact: `kt_cli.load(path)` returns a callable that picks the tuned
+config for the current device and problem and launches the kernel, compiled by Triton from the
+artifact's own (integrity-checked) source. Also the export of configs as `triton.Config` lists."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from kt_cli import artifact
+from kt_cli.errors import BadInput, EnvironmentProblem
+
+
+def shape_distance(a: dict, b: dict) -> float:
+    """Euclidean distance of the log2 sizes: 4096 is as near 2048 as 8192, and a small problem is
+    never matched to a huge one because their absolute difference is small."""
+    return math.sqrt(sum((math.log2(max(a[k], 1)) - math.log2(max(b[k], 1))) ** 2 for k in a))
+
+
+def select(entries: list[dict], target: str, shape: dict, where: str = "artifact") -> dict:
+    """The entry tuned for `target` and exactly `shape`, else the nearest shape (same target, same size
+    names) by shape_distance; ties go to the first in the artifact. BadInput names what there is."""
+    usable = [e for e in entries if e.get("params") is not None]
+    same_target = [e for e in usable if e["target"] == target]
+    if not same_target:
+        have = ", ".join(sorted({e["target"] for e in usable})) or "none"
+        raise BadInput(f"{where}: no tuned config for target {target}; the artifact has: {have}; "
+                       f"tune it for {target} (kt tune --target {target})")
+    for e in same_target:
+        if e["shape"] == shape:
+            return e
+    comparable = [e for e in same_target if set(e["shape"]) == set(shape)]
+    if not comparable:
+        have = "; ".join(e["shape_key"] for e in same_target)
+        raise BadInput(f"{where}: problem {', '.join(f'{k}={v}' for k, v in shape.items())} has other size names "
+                       f"than the tuned problems for {target} ({have}); is this the right kernel's artifact?")
+    return min(comparable, key=lambda e: shape_distance(shape, e["shape"]))
+
+
+def present_target() -> str:
+    from kt_cli import plugins
+
+    found = plugins.devices()
+    if not found:
+        raise EnvironmentProblem("kt_cli.load: no GPU present; pass target='vendor:arch' to pick a config "
+                                 "(the kernel then runs only under TRITON_INTERPRET=1)")
+    import torch
+
+    current = torch.cuda.current_device()
+    return next((d.target for d in found if d.index == current), found[0].target)
+
+
+class TunedKernel:
+    """Callable: `kernel(inputs)` launches on the kernel protocol's inputs dict (outputs included)."""
+
+    def __init__(self, manifest: dict, target: str):
+        from kt_cli.kernel import Kernel, KernelModuleError
+
+        self.manifest, self.target = manifest, target
+        self.path = manifest["_path"]
+        try:
+            self.kernel = Kernel.load(artifact.kernel_source(manifest))
+        except KernelModuleError as exc:
+            raise BadInput(f"{self.path}: {exc}") from None
+        if self.kernel.fn("shape_of") is None:
+            raise BadInput(f"{self.path}: the kernel module defines no shape_of(inputs); kt_cli.load needs it "
+                           "to pick a config (see docs/kernel-protocol.md)")
+        stored = manifest.get("launch_options", {}).get(target)
+        self.launch_options = tuple(stored if stored is not None else self._vendor_launch_options(target))
+        self._chosen: dict = {}
+
+    @staticmethod
+    def _vendor_launch_options(target: str) -> tuple:
+        """An artifact without launch options for `target` has no config for it either (select says so)."""
+        from kt_cli import plugins
+
+        spec = plugins.targets().get(target)
+        return spec.launch_options if spec else ()
+
+    def config(self, shape: dict) -> dict:
+        """The manifest entry used for `shape` (cached per shape)."""
+        key = tuple(sorted(shape.items()))
+        if key not in self._chosen:
+            self._chosen[key] = select(self.manifest["results"], self.target, dict(shape), self.path)
+        return self._chosen[key]
+
+    def __call__(self, inputs: dict) -> dict:
+        from kt_cli.execute import split_params
+        from kt_cli.kernel import torch_dtype
+
+        # A kernel may mix dtypes (fp8 in, bf16 out), so only inputs that hold none of the tuned dtype are refused.
+        want = torch_dtype(self.manifest["dtype"])
+        floats = {n: v.dtype for n, v in inputs.items() if getattr(v, "is_floating_point", lambda: False)()}
+        if floats and want not in floats.values():
+            found = ", ".join(f"{n} {str(d).replace('torch.', '')}" for n, d in floats.items())
+            raise BadInput(f"{self.path}: no input is {self.manifest['dtype']}, the dtype the artifact was tuned "
+                           f"for (got {found}); tune for this dtype or convert the inputs")
+        shape = {k: int(v) for k, v in self.kernel.fn("shape_of")(inputs).items()}
+        params, options = split_params(self.config(shape)["params"], self.launch_options)
+        self.kernel.launch(inputs, params, options)
+        return inputs
+
+
+def load(path, target: str | None = None) -> TunedKernel:
+    """The artifact at `path` (checked: schema, source sha256) ready to launch on `target`, by default
+    the target of the current GPU."""
+    manifest = artifact.read(path)
+    return TunedKernel(manifest, target or present_target())
+
+
+def triton_configs(path) -> str:
+    """A Python module defining CONFIGS = {target: [triton.Config(...), ...]} and KEYS (the problem
+    each config was tuned for, same order), for `@triton.autotune(configs=CONFIGS[target], ...)`."""
+    manifest = artifact.read(path)
+    by_target: dict = {}
+    for e in manifest["results"]:
+        if e.get("params") is None:
+            continue
+        options = set(manifest.get("launch_options", {}).get(e["target"], ()))
+        kwargs = {k: v for k, v in e["params"].items() if k not in options}
+        config_options = {k: v for k, v in e["params"].items() if k in options}
+        by_target.setdefault(e["target"], []).append((e["shape"], e["mode"], kwargs, config_options))
+    lines = [f'"""triton.Config lists exported by kt from {Path(manifest["_path"]).name} '
+             f'({manifest["name"]}, {manifest["dtype"]}, created {manifest["created"]})."""',
+             "", "import triton", "", "CONFIGS = {"]
+    keys = ["KEYS = {"]
+    for target, configs in by_target.items():
+        lines.append(f"    {target!r}: [")
+        keys.append(f"    {target!r}: [")
+        for shape, mode, kwargs, options in configs:
+            # Triton's Config takes num_warps/num_stages/num_ctas/maxnreg by name; vendor knobs (waves_per_eu...)
+            # travel in kwargs, which is where Triton's AMD backend reads them.
+            named = {k: v for k, v in options.items() if k in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
+            extra = {k: v for k, v in options.items() if k not in named}
+            args = "".join(f", {k}={v!r}" for k, v in named.items())
+            lines.append(f"        triton.Config({ {**kwargs, **extra}!r}{args}),  # {mode}")
+            keys.append(f"        {shape!r},")
+        lines.append("    ],")
+        keys.append("    ],")
+    return "\n".join(lines + ["}", ""] + keys + ["}", ""])

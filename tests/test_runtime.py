@@ -1,0 +1,140 @@
+"""kt_cli.load: which config a shape gets, the launch itself (Triton's interpreter, in a subprocess),
+refusals, and kt export --format triton-configs."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kt_cli.errors import BadInput
+from kt_cli.runtime import load, select, shape_distance
+from tests.recorded import H100, MI300X, amd_artifact, entry, kt_cli_runner, nvidia_artifact, tamper, write_artifact
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def small_artifact(tmp_path):
+    """float32, nvidia:sm_90: a small odd problem tuned with the two-pass path, a large one single-pass."""
+    return write_artifact(tmp_path, "softmax", [
+        entry("nvidia:sm_90", {"M": 37, "N": 300}, {"BLOCK_N": 128, "num_warps": 4, "num_stages": 1}, 3e-6, H100,
+              "NVIDIA H100 80GB HBM3", 1.1, dtype_bytes=4),
+        entry("nvidia:sm_90", {"M": 4096, "N": 4096}, {"BLOCK_N": 4096, "num_warps": 8, "num_stages": 2}, 30e-6,
+              H100, "NVIDIA H100 80GB HBM3", 1.4, dtype_bytes=4),
+        entry("amd:gfx942", {"M": 37, "N": 300}, {"BLOCK_N": 512, "num_warps": 4, "waves_per_eu": 2}, 3e-6, MI300X,
+              "AMD Instinct MI300X", 1.0, dtype_bytes=4),
+    ], dtype="float32")
+
+
+def test_exact_shape_else_nearest_by_log_distance(tmp_path):
+    entries = json.loads((nvidia_artifact(tmp_path) / "manifest.json").read_text())["results"]
+    assert select(entries, "nvidia:sm_90", {"M": 4096, "N": 32768})["params"]["BLOCK_N"] == 2048
+    # 16384x4096 is one doubling from 32768x4096 and far (log2) from 4096x32768
+    assert select(entries, "nvidia:sm_90", {"M": 16384, "N": 4096})["shape"] == {"M": 32768, "N": 4096}
+    assert select(entries, "nvidia:sm_90", {"M": 2048, "N": 65536})["shape"] == {"M": 4096, "N": 32768}
+    assert shape_distance({"M": 4096}, {"M": 2048}) == shape_distance({"M": 4096}, {"M": 8192}) == 1.0
+    # the estimated sm_100 config is the only one for that target, so every sm_100 shape gets it
+    assert select(entries, "nvidia:sm_100", {"M": 8, "N": 8})["mode"] == "estimated"
+
+
+def test_no_config_for_the_target_or_shape_names_what_there_is(tmp_path):
+    entries = json.loads((nvidia_artifact(tmp_path) / "manifest.json").read_text())["results"]
+    with pytest.raises(BadInput, match=r"no tuned config for target amd:gfx950; the artifact has: "
+                                       r"nvidia:sm_100, nvidia:sm_90"):
+        select(entries, "amd:gfx950", {"M": 1, "N": 1})
+    with pytest.raises(BadInput, match=r"other size names .*M=32768,N=4096; M=4096,N=32768"):
+        select(entries, "nvidia:sm_90", {"B": 4, "N": 4096})
+
+
+def test_load_refuses_a_tampered_or_incompatible_artifact(tmp_path):
+    art = amd_artifact(tmp_path)
+    tamper(art)
+    with pytest.raises(BadInput, match="sha256 does not match kernel.source_sha256"):
+        load(art, target="amd:gfx942")
+    other = nvidia_artifact(tmp_path)
+    manifest = json.loads((other / "manifest.json").read_text())
+    (other / "manifest.json").write_text(json.dumps({**manifest, "schema": 2}))
+    with pytest.raises(BadInput, match="schema: version 2"):
+        load(other, target="nvidia:sm_90")
+
+
+def test_load_without_a_gpu_asks_for_a_target(tmp_path):
+    from kt_cli.errors import EnvironmentProblem
+    from kt_cli.plugins import devices
+
+    if devices():
+        pytest.skip("a GPU is present")
+    with pytest.raises(EnvironmentProblem, match="no GPU present; pass target="):
+        load(nvidia_artifact(tmp_path))
+
+
+LAUNCH = textwrap.dedent("""
+    import json, sys, torch
+    import kt_cli
+    kernel = kt_cli.load(sys.argv[1], target=sys.argv[2])
+    out = {}
+    for m, n in [(37, 300), (40, 260), (3000, 4000)]:
+        x = torch.randn(m, n) * 3
+        if m == 3000:  # only ask which config: interpreting a 3000-row launch is slow
+            out[f"{m}x{n}"] = {"params": kernel.config({"M": m, "N": n})["params"]}
+            continue
+        inputs = {"x": x, "y": torch.full((m, n), float("nan"))}
+        kernel(inputs)
+        err = float((inputs["y"].double() - torch.softmax(x.double(), -1)).abs().max())
+        out[f"{m}x{n}"] = {"params": kernel.config({"M": m, "N": n})["params"], "err": err}
+    try:
+        kernel({"x": torch.randn(4, 4, dtype=torch.float16), "y": torch.empty(4, 4, dtype=torch.float16)})
+    except Exception as exc:
+        out["fp16"] = f"{type(exc).__name__}: {exc}"
+    print(json.dumps(out))
+""")
+
+
+def test_the_loaded_kernel_launches_the_chosen_config_under_the_interpreter(tmp_path):
+    art = small_artifact(tmp_path)
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'plugins'}"}
+    run = subprocess.run([sys.executable, "-c", LAUNCH, str(art), "nvidia:sm_90"], capture_output=True, text=True,
+                         env=env, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["37x300"]["params"]["BLOCK_N"] == 128 and out["37x300"]["err"] < 1e-5
+    assert out["40x260"]["params"]["BLOCK_N"] == 128 and out["40x260"]["err"] < 1e-5  # nearest: 37x300
+    assert out["3000x4000"]["params"]["BLOCK_N"] == 4096  # nearest: 4096x4096
+    assert out["fp16"].startswith("BadInput") and "no input is float32" in out["fp16"]
+
+
+def test_export_writes_triton_configs_per_target(tmp_path):
+    art = small_artifact(tmp_path)
+    out = tmp_path / "configs.py"
+    result = kt_cli_runner()("export", art, "--format", "triton-configs", "--out", out)
+    assert result.exit_code == 0, result.output
+    namespace: dict = {}
+    exec(compile(out.read_text(), str(out), "exec"), namespace)
+    nv, amd = namespace["CONFIGS"]["nvidia:sm_90"], namespace["CONFIGS"]["amd:gfx942"]
+    assert [c.kwargs for c in nv] == [{"BLOCK_N": 128}, {"BLOCK_N": 4096}]
+    assert [(c.num_warps, c.num_stages) for c in nv] == [(4, 1), (8, 2)]
+    assert amd[0].kwargs == {"BLOCK_N": 512, "waves_per_eu": 2}  # Triton's AMD backend reads it from kwargs
+    assert namespace["KEYS"]["nvidia:sm_90"] == [{"M": 37, "N": 300}, {"M": 4096, "N": 4096}]
+    tamper(art)
+    refused = kt_cli_runner()("export", art)
+    assert refused.exit_code == 2 and "sha256 does not match" in refused.stderr
+
+
+@pytest.mark.gpu
+def test_the_loaded_kernel_runs_on_the_gpu(tmp_path):
+    import torch
+
+    from kt_cli.plugins import devices
+
+    target = devices()[0].target
+    art = write_artifact(tmp_path, "softmax", [
+        entry(target, {"M": 1024, "N": 1024}, {"BLOCK_N": 1024, "num_warps": 4, "num_stages": 1}, 10e-6, H100,
+              "gpu", 1.0)])
+    kernel = load(art)
+    x = torch.randn(512, 1000, device="cuda", dtype=torch.bfloat16)
+    inputs = {"x": x, "y": torch.empty_like(x)}
+    kernel(inputs)
+    assert torch.allclose(inputs["y"].float(), torch.softmax(x.float(), -1), atol=1e-2)
