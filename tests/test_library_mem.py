@@ -127,3 +127,20 @@ def test_cg_matrix_is_symmetric_positive_definite_with_fixed_row_length():
     assert all(len(set(col_idx[i * per_row:(i + 1) * per_row].tolist())) == per_row for i in range(n))
     assert torch.equal(dense, dense.t())
     assert torch.linalg.eigvalsh(dense).min() > 0
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_baseline_torch_op_computes_what_the_kernel_computes(name):
+    # kt reports speed against the baseline: a baseline that solves another problem makes that ratio a lie
+    import torch
+
+    module = import_module(template(name).path)
+    shape = module.VERIFY_SHAPES[0]
+    inputs = module.make_inputs(dict(shape), torch.float32, Tensors("cpu", 1))
+    given = {k: v for k, v in inputs.items() if k not in module.OUTPUTS}
+    expected = module.reference(given)
+    got = module.baseline(given)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(module.OUTPUTS)
+    for out_name, value in zip(module.OUTPUTS, got):
+        assert torch.allclose(value.double(), expected[out_name], rtol=1e-4, atol=1e-4), out_name
