@@ -144,3 +144,16 @@ def test_baseline_torch_op_computes_what_the_kernel_computes(name):
     assert len(got) == len(module.OUTPUTS)
     for out_name, value in zip(module.OUTPUTS, got):
         assert torch.allclose(value.double(), expected[out_name], rtol=1e-4, atol=1e-4), out_name
+
+
+@pytest.mark.parametrize("name,dtype,shape", list(_recipe_cases()))
+def test_minimal_bytes_are_every_tensor_read_or_written_once(name, dtype, shape):
+    # % of peak bandwidth divides by bytes_moved: each of these kernels must touch every input and
+    # output tensor, and nothing forces a second DRAM pass, so the minimum is their total size
+    from kt_cli.kernel import torch_dtype
+
+    module = import_module(template(name).path)
+    inputs = module.make_inputs(dict(shape), torch_dtype(dtype), Tensors("meta", 0))
+    total = sum(v.numel() * v.element_size() for v in inputs.values() if hasattr(v, "element_size"))
+    assert module.bytes_moved(dict(shape), torch_dtype(dtype)) == total
+    assert module.shape_of(inputs) == shape
