@@ -56,16 +56,20 @@ BIG_GEMM = {"M": 4096, "N": 4096, "K": 4096}
 GEMM_TILES = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8}
 
 
-@pytest.mark.parametrize("target,dtype,params,programs,launches", [
-    ("nvidia:sm_90", "bfloat16", {**GEMM_TILES, "num_stages": 3}, 1024, 1),
-    ("nvidia:sm_90", "float8_e4m3", {**GEMM_TILES, "num_stages": 3, "PROGRAMS_PER_UNIT": 2, "UNITS": 132}, 264, 1),
-    ("amd:gfx942", "bfloat16", {**GEMM_TILES, "num_stages": 2, "PROGRAMS_PER_UNIT": 1, "UNITS": 304}, 304, 1),
-    ("nvidia:sm_90", "float16", {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 4}, 4096, 2),
-    ("amd:gfx942", "float32", {**GEMM_TILES, "BLOCK_K": 32, "num_stages": 2, "SPLIT_K": 2}, 2048, 2),
+SKINNY_GEMM = {"M": 256, "N": 256, "K": 16384}
+
+
+@pytest.mark.parametrize("target,dtype,shape,params,programs,launches", [
+    ("nvidia:sm_90", "bfloat16", BIG_GEMM, {**GEMM_TILES, "num_stages": 3}, 1024, 1),
+    ("nvidia:sm_90", "float8_e4m3", BIG_GEMM, {**GEMM_TILES, "num_stages": 3, "PROGRAMS_PER_UNIT": 2, "UNITS": 132},
+     264, 1),
+    ("amd:gfx942", "bfloat16", BIG_GEMM, {**GEMM_TILES, "num_stages": 2, "PROGRAMS_PER_UNIT": 1, "UNITS": 304}, 304, 1),
+    ("nvidia:sm_90", "float16", SKINNY_GEMM, {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 8}, 32, 2),
+    ("amd:gfx942", "float32", SKINNY_GEMM, {**GEMM_TILES, "BLOCK_K": 32, "num_stages": 2, "SPLIT_K": 4}, 16, 2),
 ])
-def test_matmul_variants_cross_compile(target, dtype, params, programs, launches):
-    out = compile_for("matmul", target, BIG_GEMM, dtype, params)
-    # persistent grids stop at UNITS * PROGRAMS_PER_UNIT; split-K adds its reduce kernel
+def test_matmul_variants_cross_compile(target, dtype, shape, params, programs, launches):
+    out = compile_for("matmul", target, shape, dtype, params)
+    # persistent grids stop at UNITS * PROGRAMS_PER_UNIT; split-K multiplies the tiles and adds a reduce kernel
     assert (out["programs"], out["launches"]) == (programs, launches)
     assert out["resources"]["registers"] > 0 and out["resources"]["programs_per_unit"] >= 1
     assert out["estimate"]["seconds"] > 0

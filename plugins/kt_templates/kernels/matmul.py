@@ -109,19 +109,21 @@ def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak,
 
 
 @triton.jit
-def splitk_reduce_kernel(w_ptr, c_ptr, M, N, stride_ws, stride_cm, stride_cn, SPLIT_K: tl.constexpr,
-                         BLOCK: tl.constexpr):
-    """c = sum over splits of the fp32 workspace slices, in split order (deterministic)."""
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < M * N
-    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+def splitk_reduce_kernel(w_ptr, c_ptr, M, N, stride_ws, stride_wm, stride_wn, stride_cm, stride_cn,
+                         SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """C tile = sum over splits of its fp32 workspace slices, in split order (deterministic). Tiles
+    like the GEMM's, so this launch has fewer programs than the GEMM it follows."""
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    w = w_ptr + rm[:, None].to(tl.int64) * stride_wm + rn[None, :] * stride_wn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for s in range(SPLIT_K):
-        acc += tl.load(w_ptr + s * stride_ws + offs, mask=mask, other=0.0)
-    row, col = offs // N, offs % N
-    tl.store(c_ptr + row * stride_cm + col * stride_cn, acc.to(c_ptr.dtype.element_ty), mask=mask)
+        acc += tl.load(w + s * stride_ws, mask=mask, other=0.0)
+    c = c_ptr + rm[:, None].to(tl.int64) * stride_cm + rn[None, :] * stride_cn
+    tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=mask)
 
 
-REDUCE_BLOCK = 1024
 
 
 def _out_dtype(dtype):
@@ -175,8 +177,9 @@ def launch(k, inputs, params):
     work = torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
     k.matmul_kernel[(tiles, splits)](a, b, work, m, n, kk, k_per_split, a.stride(0), a.stride(1), b.stride(0),
                                      b.stride(1), work.stride(0), work.stride(1), work.stride(2), **blocks)
-    k.splitk_reduce_kernel[(triton.cdiv(m * n, REDUCE_BLOCK),)](work, c, m, n, work.stride(0), c.stride(0),
-                                                               c.stride(1), SPLIT_K=splits, BLOCK=REDUCE_BLOCK)
+    k.splitk_reduce_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](work, c, m, n, *work.stride(), c.stride(0),
+                                                                     c.stride(1), SPLIT_K=splits, BLOCK_M=bm,
+                                                                     BLOCK_N=bn)
 
 
 def flops(shape, dtype):
