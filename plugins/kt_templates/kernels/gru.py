@@ -5,6 +5,7 @@ h' = (1 - z) n + z h.
 One program owns a BLOCK_B x BLOCK_H tile of h' and keeps four fp32 accumulators of that tile: r and
 z (x and h parts summed), and the x and h parts of n apart, because r scales only the h part. The
 two GEMMs, the biases and the pointwise math are one kernel. Shape: B (batch), H (hidden), I (input).
+Rows of x, h and the weights must be contiguous (as nn.GRUCell keeps them).
 The module is self-contained (an artifact keeps one source file), hence its own sigmoid and tanh.
 """
 

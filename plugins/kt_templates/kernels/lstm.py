@@ -3,7 +3,9 @@ split into i, f, g, o (torch's order); c' = sigmoid(f) c + sigmoid(i) tanh(g); h
 
 One program owns a BLOCK_B x BLOCK_H tile of h' and c' and keeps the four gate accumulators of that
 tile in fp32 registers, so the 4H-wide gate tensor never reaches memory: the two GEMMs, the bias and
-the pointwise math are one kernel. Shape: B (batch), H (hidden), I (input features).
+the pointwise math are one kernel. Shape: B (batch), H (hidden), I (input features). Rows of x, h, c
+and the weights must be contiguous (as nn.LSTMCell keeps them). The module is self-contained (an
+artifact keeps one source file), hence its own sigmoid and tanh.
 """
 
 import torch

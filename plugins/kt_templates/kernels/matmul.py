@@ -124,8 +124,6 @@ def splitk_reduce_kernel(w_ptr, c_ptr, M, N, stride_ws, stride_wm, stride_wn, st
     tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=mask)
 
 
-
-
 def _out_dtype(dtype):
     return torch.bfloat16 if dtype.itemsize == 1 else dtype
 
@@ -174,6 +172,7 @@ def launch(k, inputs, params):
     # each split's K range is a whole number of BLOCK_K steps, so only the last one is ragged
     k_per_split = triton.cdiv(triton.cdiv(kk, split_k), bk) * bk
     splits = triton.cdiv(kk, k_per_split)
+    # allocated per call: after the first, torch's caching allocator hands back the same block
     work = torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
     k.matmul_kernel[(tiles, splits)](a, b, work, m, n, kk, k_per_split, a.stride(0), a.stride(1), b.stride(0),
                                      b.stride(1), work.stride(0), work.stride(1), work.stride(2), **blocks)
