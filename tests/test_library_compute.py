@@ -136,3 +136,23 @@ def test_library_recipe_has_valid_points_for_every_target_and_shape(recipe):
             assert any("UNITS == units" == c.text for c in space.constraints)
         for shape in r.problem.shapes:
             assert check_feasible(space, shape, spec.properties, r.problem.dtype_bytes, recipe) > 0
+
+
+@pytest.mark.gpu
+def test_split_k_gives_the_same_bits_on_every_run():
+    import torch
+
+    from kt_cli.kernel import Kernel, Tensors
+    from tests.kernel_checks import template
+
+    kernel = Kernel.load(template("matmul"))
+    inputs = kernel.make_inputs(SKINNY_GEMM, "bfloat16", Tensors("cuda", 0))
+    params = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 1, "SPLIT_K": 8}
+    runs = []
+    for _ in range(3):
+        inputs["c"].fill_(float("nan"))
+        kernel.launch(inputs, params, {"num_warps": 4, "num_stages": 3})
+        runs.append(inputs["c"].clone())
+    assert all(torch.equal(runs[0], r) for r in runs[1:])
+    expected = inputs["a"].float() @ inputs["b"].float()
+    assert float((runs[0].float() - expected).norm() / expected.norm()) < 1e-2
