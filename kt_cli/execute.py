@@ -122,8 +122,10 @@ def limit_breach(resources: Resources, target) -> str:
 
 def verify(source, params: dict, options: dict, shapes: list, dtype: str, seed: int, tolerance) -> dict:
     """Correctness on the CPU (a worker started with TRITON_INTERPRET=1) or on the worker's device."""
+    from kt_cli.interpreter_fixes import apply as fix_interpreter
     from kt_cli.verify import WrongResult, verify_candidate
 
+    fix_interpreter()
     kernel = _kernel(source)
     try:
         return verify_candidate(kernel, params, options, shapes, dtype, "cpu", seed, tolerance).to_json()

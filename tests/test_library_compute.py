@@ -1,0 +1,158 @@
+"""The compute-bound kernels of the library (matmul variants, attention, LSTM, GRU): interpreter
+verification on ragged shapes, cross-compilation for nvidia and amd, constraints, recipes."""
+
+import pytest
+
+from kt_cli.plugins import target as target_spec
+from kt_cli.recipe import DTYPES, load_recipe
+from kt_cli.space import check_feasible, compile_constraint, constraint_env
+from kt_cli.tune import build_space
+from tests.conftest import ROOT
+from tests.kernel_checks import compile_for, first_valid_params, probe, stop_workers, verify
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _workers():
+    yield
+    stop_workers()
+
+
+SMALL_TILES = {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 2}
+
+
+@pytest.mark.parametrize("dtype,variant", [
+    ("bfloat16", {}),
+    ("float16", {"SPLIT_K": 3}),  # K = 80 splits 32 + 32 + 16: the last split is ragged
+    ("float32", {"PROGRAMS_PER_UNIT": 2, "UNITS": 1}),  # two programs loop over every tile
+    ("float8_e4m3", {"SPLIT_K": 2}),
+])
+def test_matmul_variants_are_right_on_ragged_shapes(dtype, variant):
+    result = verify("matmul", dtype, {**SMALL_TILES, **variant})
+    assert result["max_rel_error"] < result["tolerance"]
+    assert {"M": 67, "N": 45, "K": 80} in result["shapes"]
+
+
+@pytest.mark.parametrize("dtype,blocks,shapes", [
+    ("bfloat16", {"BLOCK_M": 32, "BLOCK_N": 16}, None),  # causal GQA (4 heads on 2) and full attention, S ragged
+    ("float16", {"BLOCK_M": 16, "BLOCK_N": 16}, [{"B": 1, "H": 2, "H_KV": 1, "S": 20, "D": 64, "CAUSAL": 1}]),
+])
+def test_attention_is_right_causal_and_grouped(dtype, blocks, shapes):
+    result = verify("attention", dtype, blocks, shapes)
+    assert result["max_rel_error"] < result["tolerance"]
+    if shapes is None:
+        assert {s.get("CAUSAL", 0) for s in result["shapes"]} == {0, 1}
+        assert any(s["H"] != s["H_KV"] for s in result["shapes"])
+
+
+@pytest.mark.parametrize("name", ["lstm", "gru"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_recurrent_cell_is_right_on_ragged_shapes(name, dtype):
+    result = verify(name, dtype, {"BLOCK_B": 16, "BLOCK_H": 32, "BLOCK_K": 16})
+    assert result["max_rel_error"] < result["tolerance"]
+    assert {"B": 19, "H": 40, "I": 24} in result["shapes"]
+
+
+BIG_GEMM = {"M": 4096, "N": 4096, "K": 4096}
+GEMM_TILES = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8}
+
+
+SKINNY_GEMM = {"M": 256, "N": 256, "K": 16384}
+
+
+@pytest.mark.parametrize("target,dtype,shape,params,programs,launches", [
+    ("nvidia:sm_90", "bfloat16", BIG_GEMM, {**GEMM_TILES, "num_stages": 3}, 1024, 1),
+    ("nvidia:sm_90", "float8_e4m3", BIG_GEMM, {**GEMM_TILES, "num_stages": 3, "PROGRAMS_PER_UNIT": 2, "UNITS": 132},
+     264, 1),
+    ("amd:gfx942", "bfloat16", BIG_GEMM, {**GEMM_TILES, "num_stages": 2, "PROGRAMS_PER_UNIT": 1, "UNITS": 304}, 304, 1),
+    ("nvidia:sm_90", "float16", SKINNY_GEMM, {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 8}, 32, 2),
+    ("amd:gfx942", "float32", SKINNY_GEMM, {**GEMM_TILES, "BLOCK_K": 32, "num_stages": 2, "SPLIT_K": 4}, 16, 2),
+])
+def test_matmul_variants_cross_compile(target, dtype, shape, params, programs, launches):
+    out = compile_for("matmul", target, shape, dtype, params)
+    # persistent grids stop at UNITS * PROGRAMS_PER_UNIT; split-K multiplies the tiles and adds a reduce kernel
+    assert (out["programs"], out["launches"]) == (programs, launches)
+    assert out["resources"]["registers"] > 0 and out["resources"]["programs_per_unit"] >= 1
+    assert out["estimate"]["seconds"] > 0
+
+
+@pytest.mark.parametrize("target", ["nvidia:sm_90", "amd:gfx942"])
+@pytest.mark.parametrize("name,dtype,shape", [
+    ("attention", "bfloat16", {"B": 4, "H": 32, "H_KV": 8, "S": 4096, "D": 128, "CAUSAL": 1}),
+    ("lstm", "bfloat16", {"B": 64, "H": 1024, "I": 1024}),
+    ("gru", "float16", {"B": 64, "H": 1024, "I": 1024}),
+])
+def test_first_valid_point_cross_compiles(name, dtype, shape, target):
+    params = first_valid_params(name, dtype, shape, target)
+    out = compile_for(name, target, shape, dtype, params)
+    assert out["resources"]["registers"] > 0 and out["resources"]["programs_per_unit"] >= 1
+    assert out["estimate"]["seconds"] > 0
+
+
+@pytest.mark.parametrize("target", ["nvidia:sm_90", "amd:gfx942"])
+def test_attention_head_dim_64_full_attention_cross_compiles(target):
+    shape = {"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 64}
+    out = compile_for("attention", target, shape, "float16", {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4,
+                                                              "num_stages": 2})
+    assert out["programs"] == 32 * 4 * 32
+
+
+def _first_broken_constraint(name, dtype, shape, target, point):
+    spec = target_spec(target)
+    names = set(point) | set(shape) | set(spec.properties) | {"dtype_bytes"}
+    env = constraint_env(point, shape, spec.properties, DTYPES[dtype])
+    for text in probe(name, dtype, [shape])["constraints"]:
+        if not compile_constraint(text, name, names).holds(env):
+            return text
+    return None
+
+
+def test_fp8_candidate_is_invalid_on_sm80_only():
+    point = {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 0}
+    on = lambda target, units, dtype: _first_broken_constraint(  # noqa: E731
+        "matmul", dtype, BIG_GEMM, target, {**point, "UNITS": units})
+    assert on("nvidia:sm_80", 108, "float8_e4m3") == "fp8_e4m3 == 1 or dtype_bytes > 1"
+    assert on("nvidia:sm_80", 108, "bfloat16") is None
+    assert on("nvidia:sm_90", 132, "float8_e4m3") is None
+
+
+def test_split_k_is_pruned_where_tiles_already_fill_the_gpu():
+    point = {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 4, "PROGRAMS_PER_UNIT": 0, "UNITS": 132}
+    broken = _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "nvidia:sm_90", point)
+    assert broken is not None and "SPLIT_K == 1 or" in broken
+    skinny = {"M": 256, "N": 256, "K": 16384}
+    assert _first_broken_constraint("matmul", "bfloat16", skinny, "nvidia:sm_90", point) is None
+
+
+@pytest.mark.parametrize("recipe", ["matmul", "matmul_fp16", "matmul_fp32", "matmul_fp8", "attention",
+                                    "attention_gqa", "lstm", "gru"])
+def test_library_recipe_has_valid_points_for_every_target_and_shape(recipe):
+    r = load_recipe(ROOT / "recipes" / f"{recipe}.toml")
+    info = probe(r.kernel["name"], r.problem.dtype, list(r.problem.shapes))
+    assert all(f > 0 for f in info["flops"]) and all(b > 0 for b in info["bytes"])
+    for name in r.targets:
+        spec = target_spec(name)
+        space = build_space(r, info["space"], info["constraints"], spec, set(r.problem.shapes[0]))
+        if "UNITS" in {p.name for p in space.params}:  # the unit count is tied to the target, never free
+            assert any("UNITS == units" == c.text for c in space.constraints)
+        for shape in r.problem.shapes:
+            assert check_feasible(space, shape, spec.properties, r.problem.dtype_bytes, recipe) > 0
+
+
+@pytest.mark.gpu
+def test_split_k_gives_the_same_bits_on_every_run():
+    import torch
+
+    from kt_cli.kernel import Kernel, Tensors
+    from tests.kernel_checks import template
+
+    kernel = Kernel.load(template("matmul"))
+    inputs = kernel.make_inputs(SKINNY_GEMM, "bfloat16", Tensors("cuda", 0))
+    params = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 1, "SPLIT_K": 8}
+    runs = []
+    for _ in range(3):
+        inputs["c"].fill_(float("nan"))
+        kernel.launch(inputs, params, {"num_warps": 4, "num_stages": 3})
+        runs.append(inputs["c"].clone())
+    assert all(torch.equal(runs[0], r) for r in runs[1:])
+    expected = inputs["a"].float() @ inputs["b"].float()
+    assert float((runs[0].float() - expected).norm() / expected.norm()) < 1e-2
