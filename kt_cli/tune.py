@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,7 @@ from kt_cli.errors import BadInput, JobFailed
 from kt_cli.recipe import Recipe
 from kt_cli.space import SearchSpace, check_feasible, compile_constraint, constraint_env, parse_param
 from kt_cli.types import Candidate, TargetSpec, TrialResult, shape_key
-from kt_cli.worker import Worker, WorkerFailure
+from kt_cli.worker import WorkerFailure, WorkerPool
 
 
 @dataclass(frozen=True)
@@ -115,29 +116,41 @@ class Tally:
 
 
 class Evaluator:
-    """Runs candidates through the workers: compile (cross-compile worker), verify (interpreter worker)
-    or verify+measure (device worker). Owns the workers; restarts one after a crash or a hang."""
+    """Runs candidates through worker pools: cross-compile (CPU), verify under the interpreter (CPU)
+    or verify and time (the device). Several candidates are in flight at once, so the compile pool
+    works ahead while the device measures."""
 
-    def __init__(self, source, recipe: Recipe, verify_shapes: list, timeout: float):
+    def __init__(self, source, recipe: Recipe, verify_shapes: list, timeout: float, compile_workers: int = 0):
         self.source, self.recipe, self.verify_shapes, self.timeout = source, recipe, verify_shapes, timeout
-        self.compiler = Worker({"TRITON_INTERPRET": "0"})
-        self.interpreter = Worker({"TRITON_INTERPRET": "1"})
-        self.device_worker = Worker({"TRITON_INTERPRET": "0"})
+        cpus = os.cpu_count() or 2
+        self.compile_pool = WorkerPool(compile_workers or max(1, min(4, cpus - 1)), {"TRITON_INTERPRET": "0"})
+        self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})
+        self.device = WorkerPool(1, {"TRITON_INTERPRET": "0"})
         self._verified: dict = {}
         self.counts: dict = {}  # shape key -> (flops, bytes moved), from the probe
+        self.peak_dtype = recipe.problem.dtype  # which peak the kernel's FLOPs run at, from the probe
+
+    @property
+    def in_flight(self) -> int:
+        """Candidates evaluated at once: enough to keep the compile pool busy ahead of the device."""
+        return len(self.compile_pool.workers) + 1
 
     def close(self) -> None:
-        for w in (self.compiler, self.interpreter, self.device_worker):
-            w.stop()
+        for pool in (self.compile_pool, self.interpreter, self.device):
+            pool.stop()
 
     def probe(self, shapes: list) -> dict:
         try:
-            return self.interpreter.call("probe", {"source": self.source, "dtype": self.recipe.problem.dtype,
+            info = self.interpreter.call("probe", {"source": self.source, "dtype": self.recipe.problem.dtype,
                                                    "shapes": shapes, "verify_shapes": self.verify_shapes},
                                          self.timeout)
         except WorkerFailure as exc:
             raise BadInput(exc.message if exc.kind == "bad_input" else
                            f"{self.source.path}: checking the kernel module failed: {exc.kind}: {exc.message}") from None
+        self.verify_shapes = info["verify_shapes"]
+        self.counts = {shape_key(s): (f, b) for s, f, b in zip(shapes, info["flops"], info["bytes"])}
+        self.peak_dtype = info.get("peak_dtype") or self.recipe.problem.dtype
+        return info
 
     def evaluate(self, plan: TargetPlan, shape: dict, params: dict) -> TrialResult:
         candidate = Candidate(self.source.path, params, plan.spec.name, shape, self.recipe.problem.dtype, plan.mode,
@@ -163,8 +176,8 @@ class Evaluator:
         peaks = plan.peaks
         rates = {"flops_per_s": flops / result.value, "bytes_per_s": moved / result.value}
         fractions = [rates["bytes_per_s"] / peaks["dram_bytes_per_s"]] if moved and "dram_bytes_per_s" in peaks else []
-        if flops and self.recipe.problem.dtype in peaks:
-            fractions.append(rates["flops_per_s"] / peaks[self.recipe.problem.dtype])
+        if flops and self.peak_dtype in peaks:
+            fractions.append(rates["flops_per_s"] / peaks[self.peak_dtype])
         rates["fraction_of_peak"] = max(fractions) if fractions else None
         stats = {**result.stats, **rates}
         if rates["fraction_of_peak"] and rates["fraction_of_peak"] > 1.0 and plan.mode == "measured":
@@ -172,9 +185,12 @@ class Evaluator:
                 f"measured {rates['fraction_of_peak']:.0%} of the device's peak: a measurement error, not a win"))
         return dataclasses.replace(result, stats=stats)
 
+    def _compile(self, candidate: Candidate, spec: TargetSpec) -> dict:
+        return self.compile_pool.call("compile", {"source": self.source, "candidate": candidate, "target": spec},
+                                      self.timeout, restart_on=("crash", "timeout"))
+
     def _estimate(self, candidate: Candidate, spec: TargetSpec) -> dict:
-        compiled = self.compiler.call("compile", {"source": self.source, "candidate": candidate, "target": spec},
-                                      self.timeout)
+        compiled = self._compile(candidate, spec)
         from kt_cli.execute import split_params
 
         kernel_params, _ = split_params(candidate.params, spec.launch_options)
@@ -184,7 +200,7 @@ class Evaluator:
                 self._verified[key] = self.interpreter.call("verify", {
                     "source": self.source, "params": kernel_params, "options": {}, "shapes": self.verify_shapes,
                     "dtype": candidate.dtype, "seed": self.recipe.search.seed, "tolerance": self.recipe.problem.tolerance,
-                }, self.timeout)
+                }, self.timeout, restart_on=("crash", "timeout"))
             except WorkerFailure as exc:
                 exc.resources = compiled["resources"]
                 self._verified[key] = exc
@@ -196,18 +212,21 @@ class Evaluator:
                 "resources": compiled["resources"], "verification": verified}
 
     def _measure(self, candidate: Candidate, plan: TargetPlan) -> dict:
+        # Cross-compiling first (in the CPU pool, ahead of the device) rejects over-limit candidates before
+        # they reach the GPU and records their registers, shared memory and spills.
+        compiled = self._compile(candidate, plan.spec)
         try:
-            out = self.device_worker.call("measure", {
+            out = self.device.call("measure", {
                 "source": self.source, "candidate": candidate, "target": plan.spec, "seed": self.recipe.search.seed,
                 "tolerance": self.recipe.problem.tolerance, "verify_shapes": self.verify_shapes,
-            }, self.timeout)
+            }, self.timeout, restart_on=("crash", "timeout"))  # a device fault poisons the context: start clean
         except WorkerFailure as exc:
-            if exc.kind in ("crash", "timeout"):
-                self.device_worker.stop()  # a device fault poisons the context: start clean
+            exc.resources = compiled["resources"]
             raise
         stats = out["stats"]
-        return {"value": stats["median"], "stats": {**stats, "baseline": out["baseline"], "timer": out["timer"],
-                                                   "speedup": out["baseline"]["median"] / stats["median"]},
+        return {"value": stats["median"], "resources": compiled["resources"],
+                "stats": {**stats, "baseline": out["baseline"], "timer": out["timer"],
+                          "speedup": out["baseline"]["median"] / stats["median"]},
                 "verification": out["verification"]}
 
 
@@ -247,8 +266,6 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     tally = Tally()
     try:
         info = evaluator.probe(shapes)
-        evaluator.verify_shapes = info["verify_shapes"]
-        evaluator.counts = {shape_key(s): (f, b) for s, f, b in zip(shapes, info["flops"], info["bytes"])}
         spaces = {}
         for plan in plans:
             space = build_space(recipe, info["space"], info["constraints"], plan.spec, set(shapes[0]))

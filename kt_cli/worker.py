@@ -107,3 +107,43 @@ class Worker:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class WorkerPool:
+    """`size` interchangeable workers for threads that call at once; counts the seconds spent busy."""
+
+    def __init__(self, size: int, env: dict | None = None):
+        import queue
+        import threading
+
+        self.workers = [Worker(env) for _ in range(max(1, size))]
+        self._idle: "queue.Queue[Worker]" = queue.Queue()
+        for w in self.workers:
+            self._idle.put(w)
+        self._lock = threading.Lock()
+        self.busy_seconds = 0.0
+
+    def call(self, op: str, payload: Any, timeout: float, restart_on: tuple = ()) -> Any:
+        """Call `op` on an idle worker; after a failure whose kind is in `restart_on`, restart that worker."""
+        import time
+
+        worker = self._idle.get()
+        started = time.perf_counter()
+        try:
+            return worker.call(op, payload, timeout)
+        except WorkerFailure as exc:
+            if exc.kind in restart_on:
+                worker.stop()
+            raise
+        finally:
+            with self._lock:
+                self.busy_seconds += time.perf_counter() - started
+            self._idle.put(worker)
+
+    @property
+    def restarts(self) -> int:
+        return sum(w.restarts for w in self.workers)
+
+    def stop(self) -> None:
+        for w in self.workers:
+            w.stop()
