@@ -117,11 +117,12 @@ def test_waves_per_simd_agree_with_llvm_on_a_kernel_that_uses_agprs(arch):
 
 
 def test_occupancy_counts_the_dynamic_lds_llvm_does_not_see():
-    """128x128x64 bf16, 2 stages: (128 + 128) * 64 * 2 B * 2 stages = 64 KiB of LDS a workgroup; gfx950's
-    160 KiB holds 2 workgroups = 8 waves = 2 per SIMD. LLVM, which sees no static LDS, reports 3."""
+    """128x128x64 bf16, 2 stages: (128 + 128) * 64 * 2 B * 2 stages = 64 KiB of LDS a workgroup, plus
+    Triton's padding; gfx950's 160 KiB holds 2 workgroups = 8 waves = 2 per SIMD. LLVM, which sees no
+    static LDS, reports 3."""
     params = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 2}
     res = compile_for("matmul", "amd:gfx950", MATMUL_SHAPE, "bfloat16", params)["resources"]
-    assert res["shared_bytes"] == 64 * 1024
+    assert 64 * 1024 <= res["shared_bytes"] <= 80 * 1024
     assert (res["limiter"], res["programs_per_unit"], res["extra"]["waves_per_simd"]) == ("lds", 2, 2.0)
     assert res["extra"]["llvm_waves_per_simd"] > 2
 
