@@ -315,3 +315,33 @@ def test_kt_tune_softmax_for_mi300_and_mi350_writes_estimated_amd_results(tmp_pa
         assert e["resources"]["threads"] % 64 == 0
     shown = CliRunner().invoke(cli, ["show", str(next(out.glob("*.kt")))])
     assert shown.exit_code == 0 and "waves_per_simd=" in shown.output and "agprs=" in shown.output
+
+
+# --- on a ROCm GPU only ---------------------------------------------------------------------------
+
+
+@pytest.mark.amd
+def test_measured_tune_on_the_present_amd_gpu_stays_under_its_peak(tmp_path):
+    from kt_cli.plugins import devices
+
+    here = next(d for d in devices() if d.vendor == "amd")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["tune", str(ROOT / "recipes/softmax.toml"), "--target", here.target,
+                                      "--trials", "3", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    for e in json.loads(next(out.glob("*.kt/manifest.json")).read_text())["results"]:
+        assert e["mode"] == "measured" and e["stats"]["timer"] == "hip-events"
+        assert 0 < e["stats"]["fraction_of_peak"] <= 1.0
+
+
+@pytest.mark.amd
+def test_rocprofv3_times_a_real_kernel(tmp_path):
+    from vendor_amd.rocprof import available, durations, trace_command
+
+    if not available():
+        pytest.skip("rocprofv3 is not on PATH")
+    script = tmp_path / "run.py"
+    script.write_text("import torch\nx = torch.randn(4096, 4096, device='cuda')\n"
+                      "for _ in range(6):\n    torch.softmax(x, -1)\ntorch.cuda.synchronize()\n")
+    times = durations(trace_command(["python", str(script)]), "softmax")
+    assert times and all(len(t) == 5 and all(0 < s < 0.1 for s in t) for t in times.values())
