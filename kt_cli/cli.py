@@ -98,7 +98,7 @@ def show(artifact, as_json):
     from tabulate import tabulate
 
     from kt_cli.artifact import read
-    from kt_cli.format import RESULT_HEADERS, result_rows
+    from kt_cli.format import RESULT_HEADERS, info, result_rows
 
     manifest = read(artifact)
     if as_json:
@@ -110,10 +110,11 @@ def show(artifact, as_json):
     click.echo(tabulate(result_rows(manifest["results"]), headers=RESULT_HEADERS))
     res = [[e["target"], e["shape_key"], e["resources"].get("registers"), e["resources"].get("shared_bytes"),
             e["resources"].get("spill_bytes"), f"{e['resources'].get('occupancy', 0):.0%}" if e["resources"] else "-",
-            e["resources"].get("limiter", "-")] for e in manifest["results"] if e["resources"]]
+            e["resources"].get("limiter", "-"), info(e["resources"].get("extra") or {})]
+           for e in manifest["results"] if e["resources"]]
     if res:
         click.echo("\n" + tabulate(res, headers=["target", "problem", "registers", "shared B", "spill B",
-                                                  "occupancy", "limited by"]))
+                                                  "occupancy", "limited by", "vendor details"]))
 
 
 @cli.command(name="plugins")
@@ -139,6 +140,7 @@ def devices(as_json):
     from tabulate import tabulate
 
     from kt_cli import plugins
+    from kt_cli.format import info
 
     found = plugins.devices()
     pm = plugins.load_plugins()
@@ -148,7 +150,8 @@ def devices(as_json):
         _emit_json({"devices": rows, "targets": sorted(plugins.targets())})
         return
     if rows:
-        click.echo(tabulate([[r["index"], r["name"], r["target"]] for r in rows], headers=["#", "device", "target"]))
+        click.echo(tabulate([[r["index"], r["name"], r["target"], info(d.info)] for r, d in zip(rows, found)],
+                            headers=["#", "device", "target", "details"]))
     else:
         click.echo("no GPU present: kt tunes in static mode (cross-compiled, verified on the CPU, estimated)")
     click.echo("targets: " + ", ".join(sorted(plugins.targets())))

@@ -74,6 +74,7 @@ def compile_candidate(source, candidate, target) -> dict:
     from kt_cli.plugins import load_plugins
 
     pm = load_plugins()
+    _refuse_unrunnable(pm, candidate.params, target)
     kernel = _kernel(source)
     params, options = split_params(candidate.params, target.launch_options)
     started = time.perf_counter()
@@ -110,6 +111,13 @@ def compile_candidate(source, candidate, target) -> dict:
     return result
 
 
+def _refuse_unrunnable(pm, params: dict, target) -> None:
+    """A point the vendor says cannot run on this target is invalid before anything is compiled."""
+    problem = pm.hook.kt_param_problem(params=dict(params), target=target)
+    if problem:
+        raise WorkerFailure("invalid", problem)
+
+
 def limit_breach(resources: Resources, target) -> str:
     """Why a compiled kernel cannot run on `target`, or "" when it fits."""
     smem = target.properties.get("smem_bytes")
@@ -143,6 +151,7 @@ def measure(source, candidate, target, seed: int, tolerance, verify_shapes: list
     from kt_cli.verify import WrongResult, verify_candidate
 
     pm = load_plugins()
+    _refuse_unrunnable(pm, candidate.params, target)
     kernel = _kernel(source)
     params, options = split_params(candidate.params, target.launch_options)
     device = next(d for d in devices() if d.target == target.name)

@@ -18,6 +18,20 @@ def params(p: dict | None) -> str:
     return "-" if not p else " ".join(f"{k}={v}" for k, v in p.items())
 
 
+def info(details: dict) -> str:
+    """A vendor's free-form details as `key=value` pairs; byte counts in GiB/MiB, fractions to 2 places."""
+    parts = []
+    for key, value in details.items():
+        if key.endswith("_bytes") and isinstance(value, (int, float)) and value >= 2**20:
+            unit, scale = ("GiB", 2**30) if value >= 2**30 else ("MiB", 2**20)
+            value = f"{value / scale:.0f} {unit}"
+            key = key.removesuffix("_bytes")
+        elif isinstance(value, float):
+            value = f"{value:.2f}".rstrip("0").rstrip(".")
+        parts.append(f"{key}={value}")
+    return " ".join(parts) or "-"
+
+
 def result_rows(entries: list[dict]) -> list[list]:
     rows = []
     for e in entries:

@@ -48,6 +48,13 @@ def kt_device_peaks(device: Any) -> dict | None:
 
 
 @hookspec(firstresult=True)
+def kt_param_problem(params: dict, target: Any) -> str | None:
+    """Return a reason this point of the space (kernel params and launch options) cannot run on `target`
+    (a TargetSpec), or None when it can or `target` is not this vendor's. Asked before compiling; a
+    reason makes the trial `invalid`."""
+
+
+@hookspec(firstresult=True)
 def kt_compile(fn: Any, signature: dict, constexprs: dict, options: dict, target: Any) -> Any:
     """Cross-compile one Triton JITFunction for `target` (a TargetSpec) with launch `options`.
     Return the compiled kernel, or None when `target` is not this vendor's."""

@@ -1,37 +1,48 @@
-"""AMD Instinct peak tables: dense matrix FLOP/s per dtype, HBM bytes/s. Figures from AMD's
-datasheets (not measured by kt: no AMD GPU was available)."""
+"""AMD Instinct peak tables and per-arch properties.
+
+Every figure is a datasheet figure, not a kt measurement (no AMD GPU was available to kt's authors):
+FLOP/s are AMD's dense (no sparsity) matrix-core peaks per dtype, bandwidth is peak HBM bytes/s.
+Sources: AMD Instinct MI210, MI250X, MI300X, MI325X, MI350X and MI355X datasheets; CU counts,
+LDS, L2 and Infinity Cache sizes from ROCm's "AMD GPU specifications" table. A MI250X is listed
+per GCD, as ROCm shows it (one device per GCD): half the board's figures.
+"""
 
 TB = 1e12
+MiB = 2**20
 DEVICES = {
-    "MI210": {"arch": "gfx90a", "bfloat16": 181 * TB, "float16": 181 * TB, "float32": 45.3 * TB,
-              "dram_bytes_per_s": 1.6 * TB},
+    "MI210": {"arch": "gfx90a", "bfloat16": 181.0 * TB, "float16": 181.0 * TB, "float32": 45.3 * TB,
+              "dram_bytes_per_s": 1.6384 * TB},
     "MI250X": {"arch": "gfx90a", "bfloat16": 191.5 * TB, "float16": 191.5 * TB, "float32": 47.9 * TB,
-               "dram_bytes_per_s": 1.6 * TB},  # one GCD, as ROCm shows it
+               "dram_bytes_per_s": 1.6384 * TB},
     "MI300X": {"arch": "gfx942", "bfloat16": 1307.4 * TB, "float16": 1307.4 * TB, "float8_e4m3": 2614.9 * TB,
                "tfloat32": 653.7 * TB, "float32": 163.4 * TB, "dram_bytes_per_s": 5.3 * TB},
     "MI325X": {"arch": "gfx942", "bfloat16": 1307.4 * TB, "float16": 1307.4 * TB, "float8_e4m3": 2614.9 * TB,
                "tfloat32": 653.7 * TB, "float32": 163.4 * TB, "dram_bytes_per_s": 6.0 * TB},
-    "MI350X": {"arch": "gfx950", "bfloat16": 2300 * TB, "float16": 2300 * TB, "float8_e4m3": 4600 * TB,
+    "MI350X": {"arch": "gfx950", "bfloat16": 2306.9 * TB, "float16": 2306.9 * TB, "float8_e4m3": 4613.7 * TB,
                "float32": 144.2 * TB, "dram_bytes_per_s": 8.0 * TB},
-    "MI355X": {"arch": "gfx950", "bfloat16": 2516.6 * TB, "float16": 2516.6 * TB, "float8_e4m3": 5033 * TB,
+    "MI355X": {"arch": "gfx950", "bfloat16": 2516.6 * TB, "float16": 2516.6 * TB, "float8_e4m3": 5033.2 * TB,
                "float32": 157.3 * TB, "dram_bytes_per_s": 8.0 * TB},
 }
 
-# Per-arch properties (CDNA2/3/4 ISA guides) and the arch's reference part for static mode.
+# Per-arch properties and the reference part a target without a device is estimated against.
+# Register-file figures are per SIMD lane (CDNA2/3/4 ISA guides). `fp8_e4m3` is 1 where Triton's AMD
+# backend lowers an OCP fp8 e4m3 (torch.float8_e4m3fn) dot to fp8 matrix instructions: gfx950 only.
+# gfx942's matrix cores take the FNUZ fp8 variant, so Triton upcasts OCP e4m3 to fp16 there (runs, at
+# fp16 rate); gfx90a has no fp8 matrix instructions. Its float8_e4m3 peak is the datasheet's FNUZ figure.
+_CDNA = {"vgprs_per_simd_lane": 512, "max_waves_per_simd": 8, "simds_per_unit": 4, "sgprs_per_simd": 800,
+         "max_barriers_per_unit": 16, "wavefront": 64}
 ARCHS = {
-    "gfx90a": {"part": "MI250X", "units": 110, "smem_bytes": 65536, "lds_per_unit": 65536,
-               "vgprs_per_simd_lane": 512, "max_waves_per_simd": 8, "simds_per_unit": 4,
-               "l2_bytes": 8 * 2**20, "infinity_cache_bytes": 0},
-    "gfx942": {"part": "MI300X", "units": 304, "smem_bytes": 65536, "lds_per_unit": 65536,
-               "vgprs_per_simd_lane": 512, "max_waves_per_simd": 8, "simds_per_unit": 4,
-               "l2_bytes": 4 * 2**20, "infinity_cache_bytes": 256 * 2**20},
-    "gfx950": {"part": "MI355X", "units": 256, "smem_bytes": 163840, "lds_per_unit": 163840,
-               "vgprs_per_simd_lane": 512, "max_waves_per_simd": 8, "simds_per_unit": 4,
-               "l2_bytes": 4 * 2**20, "infinity_cache_bytes": 256 * 2**20},
+    "gfx90a": {**_CDNA, "part": "MI250X", "units": 110, "smem_bytes": 64 * 1024, "lds_per_unit": 64 * 1024,
+               "l2_bytes": 8 * MiB, "infinity_cache_bytes": 0, "fp8_e4m3": 0},
+    "gfx942": {**_CDNA, "part": "MI300X", "units": 304, "smem_bytes": 64 * 1024, "lds_per_unit": 64 * 1024,
+               "l2_bytes": 32 * MiB, "infinity_cache_bytes": 256 * MiB, "fp8_e4m3": 0},
+    "gfx950": {**_CDNA, "part": "MI355X", "units": 256, "smem_bytes": 160 * 1024, "lds_per_unit": 160 * 1024,
+               "l2_bytes": 32 * MiB, "infinity_cache_bytes": 256 * MiB, "fp8_e4m3": 1},
 }
 
 
 def peaks_for_name(device_name: str) -> dict | None:
+    """The peak table whose key appears in the device's name, longest key first."""
     for key in sorted(DEVICES, key=len, reverse=True):
         if key.lower() in device_name.lower():
             return {k: v for k, v in DEVICES[key].items() if k != "arch"}

@@ -1,4 +1,4 @@
-"""The AMD plugin: every hook kt asks of a vendor, for ROCm/HIP targets."""
+"""The AMD plugin: every hook kt asks of a vendor, for ROCm/HIP targets (CDNA: gfx90a, gfx942, gfx950)."""
 
 from __future__ import annotations
 
@@ -6,19 +6,21 @@ import re
 
 from kt_cli.hookspecs import hookimpl
 from kt_cli.types import Device, Resources, TargetSpec
-from vendor_amd.occupancy import workgroups_per_cu
+from vendor_amd.knobs import LAUNCH_OPTIONS, param_problem
+from vendor_amd.occupancy import workgroups_per_cu, waves_per_simd
 from vendor_amd.peaks import ARCHS, DEVICES, peaks_for_name
 
 VENDOR = "amd"
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+# Enough resident waves to hide HBM latency; as for NVIDIA, a quarter of the CU's slots
+SATURATING_OCCUPANCY = 0.25
 
 
 def target_spec(arch: str) -> TargetSpec:
     props = dict(ARCHS[arch])
     part = props.pop("part")
     peaks = {k: v for k, v in DEVICES[part].items() if k != "arch"}
-    props.update(warp_size=64, max_warps_per_unit=props["max_waves_per_simd"] * props["simds_per_unit"],
-                 saturating_occupancy=0.25)
+    props.update(warp_size=props["wavefront"], max_warps_per_unit=props["max_waves_per_simd"] * props["simds_per_unit"],
+                 saturating_occupancy=SATURATING_OCCUPANCY)
     return TargetSpec(VENDOR, arch, props, peaks, LAUNCH_OPTIONS)
 
 
@@ -27,22 +29,32 @@ def kt_targets():
     return [target_spec(arch) for arch in ARCHS]
 
 
-@hookimpl
-def kt_detect_devices():
+def _rocm_torch():
+    """torch when it is a ROCm build with a GPU visible, else None."""
     try:
         import torch
     except ImportError:
-        return []
+        return None
     if getattr(torch.version, "hip", None) is None or not torch.cuda.is_available():
+        return None
+    return torch
+
+
+@hookimpl
+def kt_detect_devices():
+    torch = _rocm_torch()
+    if torch is None:
         return []
     found = []
     for index in range(torch.cuda.device_count()):
         p = torch.cuda.get_device_properties(index)
+        # gcnArchName carries feature flags: "gfx942:sramecc+:xnack-"
         arch = getattr(p, "gcnArchName", "unknown").split(":")[0]
         found.append(Device(VENDOR, index, p.name, f"{VENDOR}:{arch}", {
+            "arch": arch,
             "cu_count": p.multi_processor_count,
-            "l2_bytes": getattr(p, "L2_cache_size", 0),
             "memory_bytes": p.total_memory,
+            "l2_bytes": getattr(p, "L2_cache_size", 0),
             "rocm": torch.version.hip,
         }))
     return found
@@ -57,21 +69,30 @@ def kt_device_peaks(device):
 
 
 @hookimpl
+def kt_param_problem(params, target):
+    if target.vendor != VENDOR:
+        return None
+    return param_problem(params, target.arch, target.properties)
+
+
+@hookimpl
 def kt_compile(fn, signature, constexprs, options, target):
     if target.vendor != VENDOR:
         return None
     from kt_cli.triton_compile import cross_compile
 
-    return cross_compile(fn, signature, constexprs, options, "hip", target.arch, 64)
+    return cross_compile(fn, signature, constexprs, options, "hip", target.arch, target.properties["wavefront"])
+
+
+_USAGE = {"vgprs": r"; NumVgprs:\s*(\d+)", "agprs": r"; NumAgprs:\s*(\d+)", "sgprs": r"; TotalNumSgprs:\s*(\d+)",
+          "scratch": r"; ScratchSize:\s*(\d+)", "lds": r"; LDSByteSize:\s*(\d+)", "occupancy": r"; Occupancy:\s*(\d+)"}
 
 
 def read_amdgcn_usage(asm: str) -> dict:
-    """The register, LDS and scratch figures LLVM writes as comments into the AMDGCN assembly."""
-    fields = {"vgprs": r"; NumVgprs:\s*(\d+)", "agprs": r"; NumAgprs:\s*(\d+)",
-              "sgprs": r"; TotalNumSgprs:\s*(\d+)", "scratch": r"; ScratchSize:\s*(\d+)",
-              "lds": r"; LDSByteSize:\s*(\d+)", "occupancy": r"; Occupancy:\s*(\d+)"}
+    """Registers, LDS, scratch (bytes per lane) and LLVM's own occupancy, from the comments LLVM writes
+    after each kernel in the AMDGCN assembly. A field LLVM did not write reads 0."""
     out = {}
-    for key, pattern in fields.items():
+    for key, pattern in _USAGE.items():
         m = re.search(pattern, asm)
         out[key] = int(m.group(1)) if m else 0
     return out
@@ -81,16 +102,27 @@ def read_amdgcn_usage(asm: str) -> dict:
 def kt_resources(compiled, target):
     if target.vendor != VENDOR:
         return None
+    props = target.properties
     md = compiled.metadata
     usage = read_amdgcn_usage(compiled.asm["amdgcn"])
-    lds = max(int(md.shared), usage["lds"])
+    lds = max(int(md.shared), usage["lds"])  # Triton's LDS is dynamic: LLVM's figure is static LDS only
     waves = md.num_warps
-    per_cu, limiter = workgroups_per_cu(usage["vgprs"], usage["agprs"], lds, waves, target.properties)
-    occupancy = per_cu * waves / target.properties["max_warps_per_unit"]
+    per_cu, limiter = workgroups_per_cu(usage["vgprs"], usage["agprs"], usage["sgprs"], lds, waves, props)
+    per_simd = waves_per_simd(per_cu, waves, props)
     return Resources(registers=usage["vgprs"], shared_bytes=lds, spill_bytes=usage["scratch"],
-                     threads=waves * 64, programs_per_unit=per_cu, occupancy=min(occupancy, 1.0), limiter=limiter,
-                     extra={"agprs": usage["agprs"], "sgprs": usage["sgprs"],
-                            "compiler_waves_per_simd": usage["occupancy"]})
+                     threads=waves * props["wavefront"], programs_per_unit=per_cu,
+                     occupancy=min(per_simd / props["max_waves_per_simd"], 1.0), limiter=limiter,
+                     extra={"agprs": usage["agprs"], "sgprs": usage["sgprs"], "waves_per_simd": per_simd,
+                            "llvm_waves_per_simd": usage["occupancy"]})
+
+
+def flush_bytes(device) -> int:
+    """Twice the L2 plus Infinity Cache: a flush write evicts everything the last call left cached.
+    torch reports one XCD's L2 on MI300-class parts, so the table's whole-chip figure wins when larger."""
+    props = ARCHS.get(device.target.split(":")[1], {})
+    l2 = max(device.info.get("l2_bytes") or 0, props.get("l2_bytes", 8 * 2**20))
+    infinity_cache = props.get("infinity_cache_bytes", 256 * 2**20)  # an arch kt lacks: assume MI300-class
+    return 2 * (l2 + infinity_cache)
 
 
 @hookimpl
@@ -99,6 +131,11 @@ def kt_timer(device):
         return None
     from kt_cli.measure import DeviceEventTimer
 
-    props = ARCHS.get(device.target.split(":")[1], {})
-    cache = (device.info.get("l2_bytes") or props.get("l2_bytes", 8 * 2**20)) + props.get("infinity_cache_bytes", 0)
-    return DeviceEventTimer(flush_bytes=max(2 * cache, 64 * 2**20), name="hip-events")
+    return DeviceEventTimer(flush_bytes=flush_bytes(device), name="hip-events")
+
+
+@hookimpl
+def kt_register_commands(cli):
+    from vendor_amd.commands import rocprof_time
+
+    cli.add_command(rocprof_time)
