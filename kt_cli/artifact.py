@@ -74,7 +74,7 @@ def _entry(r: dict) -> dict:
         "stats": best.stats if best else {},
         "verification": best.verification if best else {},
         "resources": best.resources if best else {},
-        "trials": len(r["trials"]),
+        "trials": sum(n for kind, n in r["failures"].items() if kind != "invalid"),
         "failures": r["failures"],
     }
 

@@ -62,6 +62,7 @@ def probe(source, dtype: str, shapes: list, verify_shapes: list) -> dict:
         "verify_shapes": checks,
         "flops": [kernel.count("flops", s, dtype) for s in shapes],
         "bytes": [kernel.count("bytes_moved", s, dtype) for s in shapes],
+        "peak_dtype": (kernel.attr("PEAK_DTYPE", {}) or {}).get(dtype, dtype),
     }
 
 

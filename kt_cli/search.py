@@ -27,7 +27,7 @@ class CandidateFailed(Exception):
     """Raised inside the objective so Optuna records the trial as failed."""
 
 
-def make_sampler(name: str, seed: int, space: SearchSpace):
+def make_sampler(name: str, seed: int, space: SearchSpace, parallel: bool = False):
     import warnings
 
     import optuna
@@ -35,7 +35,9 @@ def make_sampler(name: str, seed: int, space: SearchSpace):
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     warnings.filterwarnings("ignore", category=FutureWarning, module="optuna")
     if name == "tpe":
-        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=8, multivariate=True, group=True)
+        # constant_liar: points in flight count as bad, so parallel asks do not pile onto one region
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=8, multivariate=True, group=True,
+                                          constant_liar=parallel)
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     if name == "grid":
@@ -83,13 +85,17 @@ def trial_result(trial) -> TrialResult | None:
     return TrialResult.from_json(json.loads(data)) if data else None
 
 
-def evaluated(study) -> list:
-    """Trials that ran a candidate (not pruned as invalid, not answered as a duplicate)."""
+def evaluated(study, count_invalid: bool = True) -> list:
+    """Trials that ran a candidate (not pruned by a constraint, not answered as a duplicate); without
+    `count_invalid`, also not those refused as invalid by the vendor before or after compiling."""
     import optuna
 
     done = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL)
-    return [t for t in study.get_trials(deepcopy=False, states=done)
-            if "result" in t.user_attrs and "duplicate_of" not in t.user_attrs]
+    trials = [t for t in study.get_trials(deepcopy=False, states=done)
+              if "result" in t.user_attrs and "duplicate_of" not in t.user_attrs]
+    if count_invalid:
+        return trials
+    return [t for t in trials if json.loads(t.user_attrs["result"])["failure_kind"] != "invalid"]
 
 
 def _key(params: dict) -> str:
@@ -111,18 +117,30 @@ class StudyRun:
     seed: int
     on_result: Callable[[TrialResult], None] = lambda r: None
 
-    def run(self, valid_points: int | None) -> object:
+    def run(self, valid_points: int | None, in_flight: int = 1) -> object:
+        """Evaluate up to the budget; `in_flight` candidates at once (threads, each on its own worker)."""
+        import threading
+
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.ERROR)  # kt reports failures itself, without tracebacks
         study = optuna.create_study(study_name=self.study_name, storage=self.storage, direction="minimize",
-                                    sampler=make_sampler(self.sampler, self.seed, self.space), load_if_exists=True)
-        seen = {_key(t.params): t for t in evaluated(study)}
+                                    sampler=make_sampler(self.sampler, self.seed, self.space, in_flight > 1),
+                                    load_if_exists=True)
+        # params key -> (trial number, value or None when it failed, stored result)
+        seen = {_key(t.params): (t.number, t.value if t.state == optuna.trial.TrialState.COMPLETE else None,
+                                 t.user_attrs["result"]) for t in evaluated(study)}
+        running: set[str] = set()
+        lock = threading.Lock()
         state = {"duplicates": 0}
         rng = random.Random(self.seed)
 
+        spent = {"here": 0, "before": len(evaluated(study, count_invalid=False))}
+
         def remaining() -> int:
-            left = self.budget - len(evaluated(study))
+            # a trial finished here counts before Optuna records it; other processes' trials via the study
+            done = max(len(evaluated(study, count_invalid=False)), spent["before"] + spent["here"])
+            left = self.budget - done
             if valid_points is not None:
                 left = min(left, valid_points - len(seen))
             return left
@@ -135,23 +153,44 @@ class StudyRun:
                 trial.set_user_attr("result", json.dumps(result.to_json()))
                 self.on_result(result)
                 raise optuna.TrialPruned()
-            previous = seen.get(_key(params))
-            if previous is not None:
-                trial.set_user_attr("duplicate_of", previous.number)
-                trial.set_user_attr("result", previous.user_attrs["result"])
-                state["duplicates"] += 1
-                if state["duplicates"] >= MAX_DUPLICATES_IN_A_ROW:
-                    self._enqueue_untried(study, seen, rng)
+            key = _key(params)
+            with lock:
+                previous = seen.get(key)
+                duplicate = previous is not None or key in running
+                if not duplicate and remaining() - len(running) <= 0:
+                    raise optuna.TrialPruned()  # the budget is taken by candidates already in flight
+                if not duplicate:
+                    running.add(key)
                     state["duplicates"] = 0
-                if previous.state == optuna.trial.TrialState.COMPLETE:
-                    return previous.value
+                else:
+                    state["duplicates"] += 1
+                    if state["duplicates"] >= MAX_DUPLICATES_IN_A_ROW:
+                        self._enqueue_untried(study, set(seen) | running, rng)
+                        state["duplicates"] = 0
+            if duplicate:
+                if previous is None:  # the same point is being evaluated by another thread right now
+                    raise optuna.TrialPruned()
+                number, value, stored = previous
+                trial.set_user_attr("duplicate_of", number)
+                trial.set_user_attr("result", stored)
+                if value is not None:
+                    return value
                 raise CandidateFailed("duplicate of a failed point")
-            state["duplicates"] = 0
-            result = self.evaluate(params)
-            trial.set_user_attr("result", json.dumps(result.to_json()))
-            seen[_key(params)] = trial
+            try:
+                result = self.evaluate(params)
+            except BaseException:
+                with lock:
+                    running.discard(key)
+                raise
+            stored = json.dumps(result.to_json())
+            trial.set_user_attr("result", stored)
+            ok = result.ok and result.value is not None
+            with lock:
+                seen[key] = (trial.number, result.value if ok else None, stored)
+                spent["here"] += result.failure_kind != "invalid"
+                running.discard(key)
             self.on_result(result)
-            if result.ok and result.value is not None:
+            if ok:
                 return result.value
             raise CandidateFailed(f"{result.failure_kind}: {result.message}")
 
@@ -161,10 +200,10 @@ class StudyRun:
 
         if remaining() > 0:
             study.optimize(objective, callbacks=[stop_when_spent], catch=(CandidateFailed,),
-                           n_trials=max(1, self.budget) * 50 + 200, gc_after_trial=False)
+                           n_trials=max(1, self.budget) * 50 + 200, n_jobs=max(1, in_flight), gc_after_trial=False)
         return study
 
-    def _enqueue_untried(self, study, seen: dict, rng: random.Random) -> None:
+    def _enqueue_untried(self, study, seen: set, rng: random.Random) -> None:
         """The sampler keeps proposing tried points: hand it a valid untried one (small spaces)."""
         if self.space.size() > 200_000:
             return

@@ -296,7 +296,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
                         "invalid", p, _plan.spec.name, _shape, _plan.mode, message=why),
                     budget=recipe.search.trials, sampler=recipe.search.sampler, seed=recipe.search.seed,
                     on_result=on_result)
-                studies.append((plan, shape, run.run(valid)))
+                studies.append((plan, shape, run.run(valid, evaluator.in_flight)))
     finally:
         evaluator.close()
     results = artifact.collect(studies)
