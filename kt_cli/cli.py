@@ -85,7 +85,7 @@ def tune(recipe, targets, trials, timeout, out_dir, storage, seed):
     manifest = read(path)
     click.echo(tabulate(result_rows(manifest["results"]), headers=RESULT_HEADERS))
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally.kinds.items()))
-    click.echo(f"\nwrote {path}  (this run: {kinds or 'no new trials: budget already spent'})")
+    click.echo(f"\nwrote {path}  (this run: {kinds or 'no new trials: budget already spent'}; {tally.summary()})")
     if any(r["mode"] == "estimated" for r in manifest["results"]):
         click.echo("estimated: no device of that target here; times are cost-model estimates, not measurements")
 
@@ -135,8 +135,9 @@ def plugins_cmd(as_json):
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True)
-def devices(as_json):
-    """List the GPUs present and the targets kt can compile for."""
+@click.option("--measure", is_flag=True, help="Also measure copy bandwidth and a bf16 GEMM rate on each device.")
+def devices(as_json, measure):
+    """List the GPUs present, their peak tables, and the targets kt can compile for."""
     from tabulate import tabulate
 
     from kt_cli import plugins
@@ -145,13 +146,32 @@ def devices(as_json):
     found = plugins.devices()
     pm = plugins.load_plugins()
     rows = [{"vendor": d.vendor, "index": d.index, "name": d.name, "target": d.target, **d.info,
-             "peaks": pm.hook.kt_device_peaks(device=d)} for d in found]
+             "peaks": pm.hook.kt_device_peaks(device=d) or {}} for d in found]
+    if measure:
+        from kt_cli.worker import Worker, WorkerFailure
+
+        for row in rows:
+            with Worker() as worker:
+                try:
+                    row["measured"] = worker.call("ceilings", {"target_name": row["target"], "index": row["index"]}, 600)
+                except WorkerFailure as exc:
+                    row["measured"] = {"error": f"{exc.kind}: {exc.message}"}
     if as_json:
         _emit_json({"devices": rows, "targets": sorted(plugins.targets())})
         return
     if rows:
-        click.echo(tabulate([[r["index"], r["name"], r["target"], info(d.info)] for r, d in zip(rows, found)],
-                            headers=["#", "device", "target", "details"]))
+        table = []
+        for r, d in zip(rows, found):
+            line = [r["index"], r["name"], r["target"], f"{r['peaks'].get('bfloat16', 0) / 1e12:.0f}",
+                    f"{r['peaks'].get('dram_bytes_per_s', 0) / 1e12:.2f}"]
+            m = r.get("measured", {})
+            if measure:
+                line += [m.get("error") or f"{m['bf16_gemm_flops_per_s'] / 1e12:.0f}",
+                         "" if "error" in m else f"{m['copy_bytes_per_s'] / 1e12:.2f}"]
+            table.append(line + [info(d.info)])
+        headers = ["#", "device", "target", "bf16 TFLOP/s (datasheet)", "DRAM TB/s (datasheet)"]
+        headers += ["bf16 GEMM TFLOP/s (measured)", "copy TB/s (measured)"] if measure else []
+        click.echo(tabulate(table, headers=headers + ["details"]))
     else:
         click.echo("no GPU present: kt tunes in static mode (cross-compiled, verified on the CPU, estimated)")
     click.echo("targets: " + ", ".join(sorted(plugins.targets())))

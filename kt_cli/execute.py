@@ -14,7 +14,7 @@ _baselines: dict = {}
 
 
 def dispatch(op: str, payload: dict):
-    return {"probe": probe, "compile": compile_candidate, "verify": verify, "measure": measure,
+    return {"probe": probe, "compile": compile_candidate, "verify": verify, "measure": measure, "ceilings": ceilings,
             "recheck": recheck}[op](**payload)
 
 
@@ -223,3 +223,24 @@ def _classify_launch_error(exc: Exception) -> WorkerFailure:
 
 def _first_lines(exc: Exception, n: int = 6) -> str:
     return " | ".join(str(exc).strip().splitlines()[:n])[:800]
+
+
+def ceilings(target_name: str, index: int, copy_bytes: int = 2 * 2**30, gemm_size: int = 8192) -> dict:
+    """What this device really reaches: device-to-device copy bandwidth (read + write bytes) and the
+    bf16 GEMM rate of torch.matmul, timed with the vendor's timer like any candidate."""
+    import torch
+
+    from kt_cli.plugins import devices, load_plugins
+
+    device = next(d for d in devices() if d.target == target_name and d.index == index)
+    torch.cuda.set_device(index)
+    timer = load_plugins().hook.kt_timer(device=device)
+    src = torch.empty(copy_bytes // 4, dtype=torch.float32, device="cuda").uniform_()
+    dst = torch.empty_like(src)
+    copy = timer.measure(lambda: dst.copy_(src))
+    del src, dst
+    a = torch.randn(gemm_size, gemm_size, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn(gemm_size, gemm_size, dtype=torch.bfloat16, device="cuda")
+    gemm = timer.measure(lambda: torch.matmul(a, b))
+    return {"copy_bytes_per_s": 2 * copy_bytes / copy.median, "copy": copy.to_json(),
+            "bf16_gemm_flops_per_s": 2 * gemm_size**3 / gemm.median, "gemm": gemm.to_json(), "timer": timer.name}

@@ -103,6 +103,15 @@ class Tally:
     kinds: dict = field(default_factory=dict)
     best: dict = field(default_factory=dict)
     last_failure: str = ""
+    wall_seconds: float = 0.0
+    device_busy_seconds: float = 0.0  # time the device worker spent verifying and timing
+
+    def summary(self) -> str:
+        rate = self.done / self.wall_seconds * 60 if self.wall_seconds else 0.0
+        text = f"{self.done} candidates in {self.wall_seconds:.0f} s ({rate:.1f}/min)"
+        if self.device_busy_seconds:
+            text += f", device busy {self.device_busy_seconds / self.wall_seconds:.0%} of the time"
+        return text
 
     def add(self, result: TrialResult) -> None:
         self.kinds[result.failure_kind] = self.kinds.get(result.failure_kind, 0) + 1
@@ -264,6 +273,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     shapes = list(recipe.problem.shapes)
     evaluator = Evaluator(source, recipe, list(recipe.problem.verify_shapes), recipe.search.timeout)
     tally = Tally()
+    started = time.perf_counter()
     try:
         info = evaluator.probe(shapes)
         spaces = {}
@@ -298,6 +308,8 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
                     on_result=on_result)
                 studies.append((plan, shape, run.run(valid, evaluator.in_flight)))
     finally:
+        tally.wall_seconds = time.perf_counter() - started
+        tally.device_busy_seconds = evaluator.device.busy_seconds
         evaluator.close()
     results = artifact.collect(studies)
     missing = [f"{r['target']} {shape_key(r['shape'])}" for r in results if r["best"] is None]

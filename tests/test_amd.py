@@ -214,9 +214,12 @@ def test_an_amd_knob_at_the_top_level_of_the_space_is_refused(tmp_path):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("name", _library())
 def test_every_library_kernel_cross_compiles_for_amd(name, arch):
-    shape = probe(name, "bfloat16", [])["verify_shapes"][-1]
-    params = first_valid_params(name, "bfloat16", shape, f"amd:{arch}")
-    out = compile_for(name, f"amd:{arch}", shape, "bfloat16", params)
+    from kt_cli.recipe import load_recipe
+
+    recipe = load_recipe(ROOT / "recipes" / f"{name}.toml")  # the problem a user would tune
+    shape, dtype = recipe.problem.shapes[0], recipe.problem.dtype
+    params = first_valid_params(name, dtype, shape, f"amd:{arch}")
+    out = compile_for(name, f"amd:{arch}", shape, dtype, params)
     res = out["resources"]
     assert res["registers"] > 0 and res["threads"] % 64 == 0
     assert 1 <= res["programs_per_unit"] and 0 < res["extra"]["waves_per_simd"] <= 8
