@@ -1,0 +1,101 @@
+"""Measured mode on a real NVIDIA GPU: the timing record, and failures planted in real kernels
+(illegal memory access, over-limit shared memory, a hang) that must not stop the study."""
+
+import json
+
+import pytest
+
+from tests.helpers import ROOT, SCALED_ADD, dsl_recipe, kt
+
+pytestmark = pytest.mark.gpu
+
+
+def _measured(write, tmp_path, kernel_text, space, trials, timeout=30):
+    recipe = dsl_recipe(write, kernel_text=kernel_text, space=space, extra='sampler = "grid"', trials=trials,
+                        shapes="[{N = 16777216}]")
+    recipe.write_text(recipe.read_text().replace("timeout = 60", f"timeout = {timeout}"))
+    result = kt("tune", recipe, "--out", tmp_path / "art")
+    art = tmp_path / "art" / "recipe.kt"
+    trials = [json.loads(l) for l in (art / "trials.jsonl").read_text().splitlines()] if art.exists() else []
+    return result, art, trials
+
+
+def test_measured_result_carries_the_timing_record(write, tmp_path):
+    result, art, _ = _measured(write, tmp_path, SCALED_ADD, "BLOCK = [1024, 4096]\nnum_warps = [4]", 2)
+    assert result.exit_code == 0, result.stderr
+    (entry,) = json.loads((art / "manifest.json").read_text())["results"]
+    stats = entry["stats"]
+    assert entry["mode"] == "measured" and entry["device"]["name"]
+    assert stats["p10"] <= stats["median"] <= stats["p90"] and stats["ci_low"] <= stats["median"] <= stats["ci_high"]
+    assert stats["calls"] >= 20 and stats["timer"] == "cuda-events"
+    assert 0.05 < stats["fraction_of_peak"] < 1.0 and stats["speedup"] > 0
+    assert entry["resources"]["registers"] > 0  # cross-compiled ahead in the compile pool
+    assert "device busy" in result.stdout
+
+
+ILLEGAL_ADDRESS = SCALED_ADD.replace(
+    "x = tl.load(x_ptr + offs, mask=mask)",
+    "x = tl.load(x_ptr + offs + (1 << 40) * (BLOCK == 2048))  # far outside any allocation, unmasked")
+
+HANG = SCALED_ADD.replace(
+    "    tl.store(out_ptr + offs, alpha * x + y, mask=mask)",
+    """    if BLOCK == 512:
+        spin = tl.load(y_ptr) * 0.0  # never 1: the loop cannot end
+        while spin < 1.0:
+            spin = spin * tl.load(y_ptr + 1) * 0.0
+    tl.store(out_ptr + offs, alpha * x + y, mask=mask)""")
+
+
+def test_illegal_memory_access_is_a_crash_and_the_study_goes_on(write, tmp_path):
+    result, _, trials = _measured(write, tmp_path, ILLEGAL_ADDRESS, "BLOCK = [1024, 2048, 4096]\nnum_warps = [4]", 3)
+    assert result.exit_code == 0, result.stderr
+    kinds = {t["params"]["BLOCK"]: t["failure_kind"] for t in trials}
+    assert kinds == {1024: "ok", 2048: "crash", 4096: "ok"}
+    assert "illegal" in next(t["message"] for t in trials if t["failure_kind"] == "crash").lower()
+
+
+def test_hang_on_the_device_is_a_timeout_and_the_study_goes_on(write, tmp_path):
+    result, _, trials = _measured(write, tmp_path, HANG, "BLOCK = [256, 512, 1024]\nnum_warps = [4]", 3, timeout=20)
+    assert result.exit_code == 0, result.stderr
+    kinds = {t["params"]["BLOCK"]: t["failure_kind"] for t in trials}
+    assert kinds == {256: "ok", 512: "timeout", 1024: "ok"}
+
+
+def test_over_limit_shared_memory_never_reaches_the_device(tmp_path):
+    # 256x256x128 bf16 tiles with 5 stages need ~1.3 MB of shared memory; an H100 block gets 227 KiB
+    recipe = tmp_path / "mm.toml"
+    recipe.write_text((ROOT / "recipes" / "matmul.toml").read_text().split("[search]")[0].replace(
+        "shapes = [", "shapes = [{M = 1024, N = 1024, K = 1024}]\n# ") + """
+[search]
+trials = 2
+sampler = "grid"
+[search.space]
+BLOCK_M = [64, 256]
+BLOCK_N = [64, 256]
+BLOCK_K = [128]
+GROUP_M = [8]
+num_warps = [8]
+num_stages = [5]
+""")
+    result = kt("tune", recipe, "--out", tmp_path / "art", "--trials", "4")
+    trials = [json.loads(l) for l in (tmp_path / "art" / "matmul.kt" / "trials.jsonl").read_text().splitlines()]
+    big = [t for t in trials if t["params"]["BLOCK_M"] == 256 and t["params"]["BLOCK_N"] == 256]
+    assert big and all(t["failure_kind"] == "invalid" for t in big)
+    assert "shared memory" in big[0]["message"]
+    assert result.exit_code == 0, result.stderr
+
+
+def test_timer_reads_a_copy_below_the_datasheet_peak():
+    import torch
+
+    from kt_cli.plugins import devices, load_plugins
+
+    device = devices()[0]
+    timer = load_plugins().hook.kt_timer(device=device)
+    src = torch.empty(2**28, dtype=torch.float32, device="cuda")
+    dst = torch.empty_like(src)
+    stats = timer.measure(lambda: dst.copy_(src))
+    bandwidth = 2 * src.numel() * 4 / stats.median
+    peak = load_plugins().hook.kt_device_peaks(device=device)["dram_bytes_per_s"]
+    assert 0.5 * peak < bandwidth < peak
+    assert stats.rel_ci <= 0.01 or stats.calls >= 20
