@@ -32,7 +32,7 @@ class ScriptedServer:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server._lock:
-                    server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                    server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
                     item = server.script.pop(0) if server.script else ("status", 500)
                 if isinstance(item, tuple) and item[0] == "hang":
                     time.sleep(item[1])
