@@ -52,6 +52,7 @@ CHEATS = {
     "setattr": dict(body='setattr(torch, "softmax", None)'),
     "cache in module dict": dict(module_level="_CACHE = {}\n", body="_CACHE[x.shape] = y"),
     "cache via method": dict(module_level="_SEEN = []\n", body="_SEEN.append(y)"),
+    "cache on a function": dict(body="launch.last = y"),
     "global state": dict(module_level="_LAST = None\n", body="global _LAST"),
     "file access": dict(body='open("/tmp/answer.pt", "rb")'),
     "torch.load": dict(body='torch.load("/tmp/answer.pt")'),
@@ -64,7 +65,7 @@ CHEATS = {
 
 def test_an_honest_kernel_passes():
     assert check(strip_problem(HONEST)) == ""
-    assert check(module()) == ""
+    assert check(module(body="z = torch.empty_like(x); assert x.is_contiguous() and torch.finfo(x.dtype).max > 0")) == ""
 
 
 @pytest.mark.parametrize("name", sorted(CHEATS))

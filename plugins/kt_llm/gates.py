@@ -14,9 +14,9 @@ from __future__ import annotations
 import ast
 
 ALLOWED_IMPORTS = ("torch", "triton", "triton.language", "math", "typing", "__future__")
-# torch calls that only allocate (the kernel writes the values)
-ALLOCATION = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
-              "full_like", "arange"}
+# torch calls that only allocate (the kernel writes the values) or describe types
+ALLOWED_TORCH = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
+                 "full_like", "arange", "finfo", "iinfo", "is_tensor", "Size"}
 # tensor methods that compute or write values outside a kernel
 TENSOR_COMPUTE = {
     "softmax", "log_softmax", "matmul", "mm", "bmm", "addmm", "baddbmm", "einsum", "sum", "mean", "exp", "log",
@@ -39,6 +39,7 @@ class _Gate(ast.NodeVisitor):
         self.module_names = {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
                              for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
                              if isinstance(t, ast.Name)}
+        self.module_names |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
         self.function_depth = 0
         self.reasons: list[str] = []
 
@@ -127,8 +128,8 @@ class _Gate(ast.NodeVisitor):
         if isinstance(func, ast.Name) and func.id in FORBIDDEN_CALLS:
             self.reject(node, f"{func.id}() is not allowed in a kernel module")
         name = self.qualified(func)
-        if name.startswith("torch.") and name.split(".")[-1] not in ALLOCATION and not name.startswith("torch.cuda"):
-            self.reject(node, f"{name}() computes with torch; only allocation ({', '.join(sorted(ALLOCATION))}) "
+        if name.startswith("torch.") and name.split(".")[-1] not in ALLOWED_TORCH and not name.startswith("torch.cuda"):
+            self.reject(node, f"{name}() computes with torch; only allocation ({', '.join(sorted(ALLOWED_TORCH))}) "
                               "is allowed outside the Triton kernels")
         elif isinstance(func, ast.Attribute) and not name and func.attr in TENSOR_COMPUTE:
             self.reject(node, f".{func.attr}() computes or writes values with torch outside the Triton kernels")
@@ -146,9 +147,9 @@ class _Gate(ast.NodeVisitor):
             for sub in ast.walk(target):
                 if isinstance(sub, ast.Attribute) and self.qualified(sub.value):
                     self.reject(node, f"assignment to {self.qualified(sub)}: monkey-patching an imported module")
-                if (self.function_depth and isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name)
-                        and sub.value.id in self.module_names):
-                    self.reject(node, f"{sub.value.id}[...] = ...: module-level state written at run time "
+                if (self.function_depth and isinstance(sub, (ast.Subscript, ast.Attribute))
+                        and isinstance(sub.value, ast.Name) and sub.value.id in self.module_names):
+                    self.reject(node, f"{ast.unparse(sub)} = ...: module-level state written at run time "
                                       "(results cached across calls)")
 
     def visit_Assign(self, node: ast.Assign) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from kt_cli.errors import BadInput
 from kt_llm import gates, prompts
 from kt_llm.client import BudgetSpent, RequestFailed
-from kt_llm.task import APPENDIX, assemble, extract_code, strip_problem
+from kt_llm.task import APPENDIX, assemble, extract_code, strip_problem, without
 
 MAX_FAILURES_SHOWN = 3
 
@@ -74,7 +74,10 @@ class Loop:
 
         self.work_dir.mkdir(parents=True, exist_ok=True)
         if self.estimated and self.task.has_kernel:
-            task_source = KernelSource(str(self.task.path), "llm", self.task.name)
+            # the task's own kernel, estimated from bytes_moved as proposals are (their traffic() is dropped)
+            path = self.work_dir / "task-baseline.py"
+            path.write_text(without(self.task.text, ("traffic",)))
+            task_source = KernelSource(str(path), "llm", self.task.name)
             for p in self._evaluate(task_source):
                 if p["kind"] == "ok":
                     self.baseline[(p["target"], p["shape"])] = p["seconds"]

@@ -85,10 +85,15 @@ def problem_block(text: str, tree: ast.Module | None = None) -> str:
 
 def strip_problem(code: str) -> str:
     """The model's module without its own definitions of the problem names."""
+    return without(code, DROPPED)
+
+
+def without(code: str, names: tuple[str, ...]) -> str:
+    """`code` less its top-level definitions of `names`."""
     tree = ast.parse(code)
     drop = set()
     for node in tree.body:
-        if set(_defines(node)) & set(DROPPED):
+        if set(_defines(node)) & set(names):
             a, b = _span(node)
             drop.update(range(a, b + 1))
     return "\n".join(line for i, line in enumerate(code.splitlines(), 1) if i not in drop).rstrip() + "\n"
