@@ -192,7 +192,9 @@ def test_kt_tune_on_an_llm_recipe_writes_an_artifact_without_the_key(tmp_path, m
                                           "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert all(r["headers"]["authorization"] == f"Bearer {SECRET}" for r in server.requests)
-    assert "online softmax" in server.requests[3]["body"]["messages"][-1]["content"]  # the judge's plan
+    last_prompt = server.requests[3]["body"]["messages"][-1]["content"]
+    assert "online softmax" in last_prompt  # the judge's plan
+    assert "Figures (estimates from a cost model: no GPU)" in last_prompt and "compiler counters" in last_prompt
     lines = [json.loads(line) for line in (out / "llm_softmax.llm.jsonl").read_text().splitlines()]
     assert [line["failure_kind"] for line in lines] == ["ok", "malformed", "ok"]
     manifest = json.loads((out / "llm_softmax.kt" / "manifest.json").read_text())

@@ -49,11 +49,15 @@ def task_text(task, dtype: str, shapes: list, targets: list[str]) -> str:
             f"The problem (kt appends exactly this to your module):\n```python\n{task.problem}```\n")
 
 
+def _number(value) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
+
+
 def figures_text(best: dict) -> str:
-    lines = [f"- {p['target']} {p['shape']}: {p['kind']}, time {p.get('seconds')}, speedup {p.get('speedup')}, "
-             f"fraction of peak {p.get('fraction_of_peak')}, resources {p.get('resources')}"
-             for p in best["problems"]]
-    label = " (estimates from a cost model: no GPU)" if best.get("speedup_is_estimate") else ""
+    lines = [f"- {p['target']} {p['shape']} with {p.get('params')}: time {_number(p.get('seconds'))} s, speedup over "
+             f"the reference {_number(p.get('speedup'))}, fraction of peak {_number(p.get('fraction_of_peak'))}, "
+             f"compiler counters {p.get('resources')}" for p in best["problems"]]
+    label = " (estimates from a cost model: no GPU)" if best.get("speed_is_estimate") else ""
     return f"Figures{label}:\n" + "\n".join(lines)
 
 
