@@ -73,6 +73,26 @@ def test_request_budget_stops_the_client():
     assert len(server.requests) == 1
 
 
+def test_token_budget_stops_the_client():
+    with ScriptedServer(["one", "two"]) as server:
+        client = ChatClient(config(server.url), Budget(10, 100))
+        client.complete("sys", [{"role": "user", "content": "hi"}])  # the server counts 150 tokens
+        with pytest.raises(BudgetSpent, match="max_tokens"):
+            client.complete("sys", [{"role": "user", "content": "hi"}])
+    assert len(server.requests) == 1
+
+
+def test_a_task_file_must_define_the_problem(tmp_path):
+    from kt_cli.errors import BadInput
+    from kt_llm.task import resolve_task
+
+    (tmp_path / "axpy.py").write_text("import torch\n\ndef make_inputs(shape, dtype, t):\n    return {}\n")
+    with pytest.raises(BadInput, match="kernel.task: axpy.py has no function 'reference'"):
+        resolve_task("axpy.py", tmp_path / "r.toml")
+    with pytest.raises(BadInput, match="kernel.task: 'nope.py' not found"):
+        resolve_task("nope.py", tmp_path / "r.toml")
+
+
 def test_anthropic_messages_api_sends_the_key_only_in_its_header(monkeypatch):
     monkeypatch.setenv("KT_TEST_LLM_KEY", SECRET)
     with ScriptedServer(["from claude"]) as server:
