@@ -211,6 +211,7 @@ def test_kt_tune_on_an_llm_recipe_writes_an_artifact_without_the_key(tmp_path, m
         result = CliRunner().invoke(cli, ["tune", str(recipe), "--target", "nvidia:sm_90", "--trials", "2",
                                           "--out", str(out)])
     assert result.exit_code == 0, result.output
+    assert "llm round 2 (coder+judge): malformed" in result.output
     assert all(r["headers"]["authorization"] == f"Bearer {SECRET}" for r in server.requests)
     last_prompt = server.requests[3]["body"]["messages"][-1]["content"]
     assert "online softmax" in last_prompt  # the judge's plan

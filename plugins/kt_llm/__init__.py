@@ -30,7 +30,7 @@ class LlmGenerator:
         name = context.recipe.name
         client = ChatClient(config, Budget(config.max_requests, config.max_tokens))
         evaluator = context.evaluator(KernelSource(str(task.path), self.name, task.name))
-        loop = Loop(config, task, context, evaluator, client, out_dir / f"{name}.llm")
+        loop = Loop(config, task, context, evaluator, client, out_dir / f"{name}.llm", on_round=_report_round)
         try:
             best = loop.run()
         finally:
@@ -45,6 +45,14 @@ class LlmGenerator:
                 "rounds": [{"round": r.round, "role": r.role, "failure_kind": r.failure_kind,
                             "source_sha256": r.source_sha256, "calls": r.calls} for r in loop.rounds]}
         return KernelSource(best.file, self.name, config.name, meta=meta)
+
+
+def _report_round(record) -> None:
+    """One stderr line per round: the loop can take many minutes before kt's own search starts."""
+    import click
+
+    why = f": {record.message[:120]}" if record.message else ""
+    click.echo(f"llm round {record.round} ({record.role}): {record.failure_kind}{why}", err=True)
 
 
 @hookimpl

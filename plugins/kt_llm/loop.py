@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -165,7 +166,10 @@ class Loop:
         try:
             info = self.ev.probe(self.shapes)
         except BadInput as exc:
-            kind = "timeout" if ": timeout:" in str(exc) else "compile_error"
+            # a module that does not import or lacks a protocol function is the model's compile error;
+            # a hang or a crash while importing keeps its own kind
+            found = re.search(r"checking the kernel module failed: (crash|timeout): ", str(exc))
+            kind = found.group(1) if found else "compile_error"
             return [self._problem(p, s, kind, str(exc)) for p in self.context.plans for s in self.shapes]
         self.ev.verify_shapes = info["verify_shapes"]
         self.ev.counts = {shape_key(s): (f, b) for s, f, b in zip(self.shapes, info["flops"], info["bytes"])}
