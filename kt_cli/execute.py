@@ -93,7 +93,7 @@ def compile_candidate(source, candidate, target) -> dict:
             compiled = pm.hook.kt_compile(fn=launch.fn, signature=signature, constexprs=constexprs,
                                           options={**launch.options, "_attrs": attrs}, target=target)
         except Exception as exc:
-            raise WorkerFailure("compile_error", f"{launch.fn.__name__}: {type(exc).__name__}: {_first_lines(exc)}") from None
+            raise WorkerFailure("compile_error", f"{launch.fn.__name__}: {type(exc).__name__}: {_error_lines(exc)}") from None
         if compiled is None:
             raise WorkerFailure("compile_error", f"no plugin compiles for target {target.name}")
         resources = pm.hook.kt_resources(compiled=compiled, target=target)
@@ -217,12 +217,16 @@ def _classify_launch_error(exc: Exception) -> WorkerFailure:
     if name == "OutOfResources":
         return WorkerFailure("invalid", f"out of resources at launch: {exc}")
     if name in ("CompilationError", "CompileTimeAssertionFailure") or "PTXAS" in str(exc).upper():
-        return WorkerFailure("compile_error", _first_lines(exc))
-    return WorkerFailure("crash", f"{name}: {_first_lines(exc)}")
+        return WorkerFailure("compile_error", _error_lines(exc))
+    return WorkerFailure("crash", f"{name}: {_error_lines(exc)}")
 
 
-def _first_lines(exc: Exception, n: int = 6) -> str:
-    return " | ".join(str(exc).strip().splitlines()[:n])[:800]
+def _error_lines(exc: Exception, n: int = 6) -> str:
+    """The error's first line and its last ones: Triton puts the source excerpt first and the cause last."""
+    lines = str(exc).strip().splitlines()
+    if len(lines) > n:
+        lines = lines[:1] + ["..."] + lines[-(n - 1):]
+    return " | ".join(lines)[-800:]
 
 
 def ceilings(target_name: str, index: int, copy_bytes: int = 2 * 2**30, gemm_size: int = 8192) -> dict:

@@ -23,7 +23,8 @@ def kt_register_commands(cli: Any) -> None:
 @hookspec
 def kt_register_generators(register: Callable[[Any], None]) -> None:
     """Call `register(generator)` for each generator; a generator has `name` and
-    `build(kernel_table: dict, recipe_path: Path) -> KernelSource`. Duplicate names are refused."""
+    `build(kernel_table: dict, recipe_path: Path) -> KernelSource`. Duplicate names are refused.
+    A build() that also takes `context` receives a kt_cli.tune.BuildContext (recipe, targets, workers)."""
 
 
 # --- vendors: targets and devices ---------------------------------------------

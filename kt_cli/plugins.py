@@ -18,6 +18,7 @@ DEFAULT_PLUGINS = (
     "kt_templates",
     "kt_dsl",
     "kt_cli.commands",
+    "kt_llm",
 )
 # Set to 1 to load only kt's built-in plugins (a broken third-party plugin can then be bypassed).
 NO_EXTERNAL_ENV = "KT_NO_EXTERNAL_PLUGINS"

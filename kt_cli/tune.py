@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 import time
 from dataclasses import dataclass, field
@@ -148,6 +149,12 @@ class Evaluator:
         for pool in (self.compile_pool, self.interpreter, self.device):
             pool.stop()
 
+    def use(self, source) -> None:
+        """Evaluate another kernel module with the same (warm) workers; a generator that searches over
+        modules calls this, then probe(), once per module."""
+        self.source, self._verified, self.counts = source, {}, {}
+        self.verify_shapes = list(self.recipe.problem.verify_shapes)
+
     def probe(self, shapes: list) -> dict:
         try:
             info = self.interpreter.call("probe", {"source": self.source, "dtype": self.recipe.problem.dtype,
@@ -239,6 +246,25 @@ class Evaluator:
                 "verification": out["verification"]}
 
 
+@dataclass(frozen=True)
+class BuildContext:
+    """What a generator that searches over kernel modules (the llm generator) needs besides its
+    [kernel] table: the recipe (problem, search timeout, seed), the targets being tuned with their
+    mode, the output directory for its own records, and workers to run candidates in.
+
+    tune() passes it as `build(kernel_table, recipe_path, context=...)` only to generators whose
+    build() takes a `context` argument, so the others keep their two-argument build(). Candidate
+    modules run only in the Evaluator's worker processes, never in the CLI process."""
+
+    recipe: Recipe
+    plans: tuple
+    out_dir: Path
+
+    def evaluator(self, source) -> Evaluator:
+        """Workers for `source` (switch modules with Evaluator.use); the caller closes it."""
+        return Evaluator(source, self.recipe, list(self.recipe.problem.verify_shapes), self.recipe.search.timeout)
+
+
 def default_storage(recipe: Recipe, out_dir: Path) -> str:
     out_dir.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{(out_dir / f'{recipe.name}.study.db').resolve()}"
@@ -268,8 +294,12 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     if recipe.generator not in generators:
         raise BadInput(f"{recipe.path}: kernel.generator: unknown generator {recipe.generator!r}; "
                        f"must be one of: {', '.join(sorted(generators))}")
-    source = generators[recipe.generator].build(recipe.kernel, recipe.path)
     plans = plan_targets(recipe, requested_targets)
+    generator = generators[recipe.generator]
+    if "context" in inspect.signature(generator.build).parameters:
+        source = generator.build(recipe.kernel, recipe.path, context=BuildContext(recipe, tuple(plans), out_dir))
+    else:
+        source = generator.build(recipe.kernel, recipe.path)
     shapes = list(recipe.problem.shapes)
     evaluator = Evaluator(source, recipe, list(recipe.problem.verify_shapes), recipe.search.timeout)
     tally = Tally()
