@@ -1,0 +1,65 @@
+"""Turn benchmark JSON files (benchmarks/run.py) into BENCHMARKS.md on standard output."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def _us(s):
+    return "-" if s is None else (f"{s * 1e6:.1f} µs" if s < 1e-3 else f"{s * 1e3:.3f} ms")
+
+
+def _ratio(a, b):
+    return "-" if not a or not b else f"{a / b:.2f}×"
+
+
+def render(reports: list[dict]) -> str:
+    lines = ["# kt benchmarks", "",
+             "Every figure below comes from the run named above its table; ratios compare times measured",
+             "in that same run (absolute times drift on shared machines). `× eager` = torch eager time / kt",
+             "time (> 1: kt is faster). `% copy BW` = the kernel's minimal bytes / time against the copy",
+             "bandwidth measured in the same run; `% peak` uses kt's datasheet peak table.", ""]
+    for rep in reports:
+        env, ceil = rep["environment"], rep["ceilings"]
+        lines += [f"## {env['device']} ({env['target']}) — {env['date']}", "",
+                  f"torch {env['torch']}, triton {env['triton']}, CUDA {env['cuda']}, driver {env['driver']}, "
+                  f"kt {env['kt']}.", "", f"    {rep['command']}", "",
+                  f"Measured ceilings: copy {ceil['copy_bytes_per_s'] / 1e12:.2f} TB/s, bf16 GEMM (torch.matmul "
+                  f"8192³) {ceil['bf16_gemm_flops_per_s'] / 1e12:.0f} TFLOP/s.", "",
+                  "| kernel | problem | dtype | kt time | × eager | × torch.compile | % copy BW | TFLOP/s | % peak "
+                  "| tuned in | trials | device busy | best params |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        notes = []
+        for k in rep["kernels"]:
+            if "error" in k:
+                lines.append(f"| {k['recipe']} | - | - | failed: {k['error'][:80]} |||||||||")
+                continue
+            anchors = {a["shape"]: a for a in k.get("anchors", [])}
+            for r in k["results"]:
+                stats, anchor = r["stats"], anchors.get(r["shape_key"], {})
+                t = r["seconds"]
+                bw = stats.get("bytes_per_s")
+                copy_frac = f"{bw / ceil['copy_bytes_per_s']:.0%}" if bw and t else "-"
+                lines.append(
+                    f"| {k['recipe']} | {r['shape_key']} | {k['dtype']} | {_us(t)} | {_ratio(anchor.get('eager_s'), t)} "
+                    f"| {_ratio(anchor.get('compile_s'), t)} | {copy_frac} | "
+                    f"{(stats.get('flops_per_s') or 0) / 1e12:.1f} | "
+                    f"{'-' if stats.get('fraction_of_peak') is None else format(stats['fraction_of_peak'], '.0%')} "
+                    f"| {k['wall_s']:.0f} s | {k['evaluated']} | {k['device_busy']:.0%} | "
+                    f"{' '.join(f'{a}={b}' for a, b in (r['params'] or {}).items())} |")
+                if "autotune" in anchor:
+                    at = anchor["autotune"]
+                    notes.append(f"- {k['recipe']} {r['shape_key']}: Triton autotune (tutorial list, 8 configs) "
+                                 f"{_us(at['median_s'])} after {at['tuning_wall_s']:.1f} s of tuning; kt "
+                                 f"{_us(t)} ({_ratio(at['median_s'], t)} autotune) after {k['wall_s']:.0f} s for "
+                                 f"all of the recipe's problems.")
+            for s in k.get("stability", []):
+                notes.append(f"- stability, {k['recipe']} {s['shape']}: best config in {len(s['medians'])} fresh "
+                             f"processes spread {s['spread']:.1%} median to median.")
+        lines += [""] + notes + [""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(render([json.loads(open(p).read()) for p in sys.argv[1:]]))

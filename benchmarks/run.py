@@ -1,0 +1,128 @@
+"""kt's benchmark on a GPU: tune library recipes with kt and time the anchors in the same run.
+
+    python benchmarks/run.py --kernels softmax,rmsnorm --trials 20 --json OUT.json
+    python benchmarks/report.py OUT.json [MORE.json...] > BENCHMARKS.md
+
+For every recipe: kt tunes it (measured mode), and beside it, with the same timer (device events,
+cache flush of 2x L2, graph replay under 20 us, median until the 95% CI is within ±1%), the anchors:
+torch eager (the recipe's baseline op: torch.matmul is cuBLAS, the attention baseline is SDPA),
+torch.compile of that op, the device's measured copy bandwidth and bf16 GEMM rate, and for matmul
+Triton's @triton.autotune over the Triton tutorial's config list. Stability: the best config of each
+kernel re-measured in N fresh worker processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "plugins"), str(ROOT / "benchmarks")]
+
+
+def environment() -> dict:
+    import torch
+    import triton
+
+    from kt_cli import __version__
+    from kt_cli.plugins import devices
+
+    device = devices()[0]
+    return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
+            "device": device.name, "target": device.target, "driver": device.info.get("driver"),
+            "cuda": torch.version.cuda, "torch": torch.__version__, "triton": triton.__version__, "kt": __version__}
+
+
+def ceilings() -> dict:
+    from kt_cli.plugins import devices
+    from kt_cli.worker import Worker
+
+    device = devices()[0]
+    with Worker() as worker:
+        return worker.call("ceilings", {"target_name": device.target, "index": device.index}, 600)
+
+
+def tune_recipe(name: str, trials: int, out: Path) -> dict:
+    from kt_cli.recipe import load_recipe
+    from kt_cli.tune import tune
+
+    recipe = load_recipe(ROOT / "recipes" / f"{name}.toml")
+    started = time.perf_counter()
+    path, _, tally = tune(recipe, trials=trials, out_dir=out)
+    manifest = json.loads((path / "manifest.json").read_text())
+    return {"recipe": name, "dtype": recipe.problem.dtype, "wall_s": time.perf_counter() - started,
+            "evaluated": tally.done, "kinds": tally.kinds, "device_busy": tally.device_busy_seconds / tally.wall_seconds,
+            "artifact": str(path), "results": manifest["results"]}
+
+
+def stability(artifact: str, processes: int) -> list[dict]:
+    """The best config of each problem re-measured in `processes` fresh worker processes."""
+    from kt_cli.artifact import read
+    from kt_cli.kernel import KernelSource
+    from kt_cli.plugins import devices, target
+    from kt_cli.types import Candidate
+    from kt_cli.worker import Worker
+
+    manifest = read(artifact)
+    source = KernelSource(str(Path(artifact) / manifest["kernel"]["source_file"]), manifest["kernel"]["generator"],
+                          manifest["kernel"]["name"], manifest["kernel"]["functions"])
+    device = devices()[0]
+    out = []
+    for entry in manifest["results"]:
+        if not entry["params"]:
+            continue
+        candidate = Candidate(source.path, entry["params"], device.target, entry["shape"], manifest["dtype"],
+                              "measured")
+        medians = []
+        for _ in range(processes):
+            with Worker() as worker:
+                result = worker.call("measure", {"source": source, "candidate": candidate, "target": target(device.target),
+                                                 "seed": 1, "tolerance": None,
+                                                 "verify_shapes": entry["verification"].get("shapes", [])[-1:]}, 600)
+            medians.append(result["stats"]["median"])
+        out.append({"shape": entry["shape_key"], "medians": medians,
+                    "spread": max(medians) / min(medians) - 1})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kernels", required=True, help="comma-separated recipe names under recipes/")
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--stability", type=int, default=0, help="fresh processes for the stability check")
+    parser.add_argument("--compile-anchor", action="store_true", help="also time torch.compile of each op")
+    parser.add_argument("--autotune", action="store_true", help="time Triton's autotune for matmul recipes")
+    parser.add_argument("--json", required=True)
+    parser.add_argument("--out", default="/tmp/kt-bench")
+    args = parser.parse_args()
+    import anchors
+
+    report = {"environment": environment(), "command": " ".join(["python benchmarks/run.py", *sys.argv[1:]]),
+              "ceilings": ceilings(), "kernels": []}
+    Path(args.json).write_text(json.dumps(report, indent=1))
+    for name in args.kernels.split(","):
+        print(f"== {name}", flush=True)
+        try:
+            entry = tune_recipe(name, args.trials, Path(args.out))
+            entry["anchors"] = anchors.for_recipe(name, entry, compile_anchor=args.compile_anchor,
+                                                  autotune=args.autotune)
+            if args.stability:
+                entry["stability"] = stability(entry["artifact"], args.stability)
+        except Exception as exc:  # one kernel's failure is reported, the others still run
+            entry = {"recipe": name, "error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()[-2000:]}
+            print(entry["trace"], flush=True)
+        report["kernels"].append(entry)
+        Path(args.json).write_text(json.dumps(report, indent=1, default=str))
+        print(json.dumps({k: v for k, v in entry.items() if k in ("recipe", "wall_s", "evaluated", "error")}),
+              flush=True)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    main()
