@@ -40,9 +40,9 @@ ILLEGAL_ADDRESS = SCALED_ADD.replace(
 HANG = SCALED_ADD.replace(
     "    tl.store(out_ptr + offs, alpha * x + y, mask=mask)",
     """    if BLOCK == 512:
-        spin = tl.load(y_ptr) * 0.0  # never 1: the loop cannot end
-        while spin < 1.0:
-            spin = spin * tl.load(y_ptr + 1) * 0.0
+        # volatile loads are side effects, so the compiler must keep a loop whose condition never changes
+        while tl.load(y_ptr, volatile=True) == tl.load(y_ptr, volatile=True):
+            pass
     tl.store(out_ptr + offs, alpha * x + y, mask=mask)""")
 
 
