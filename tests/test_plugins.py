@@ -7,9 +7,10 @@ import pytest
 
 from kt_cli.errors import PluginConflict
 from kt_cli.hookspecs import hookimpl
+from kt_cli.plugins import DEFAULT_PLUGINS
 from tests.helpers import kt, kt_process
 
-BUILT_INS = {"vendor_nvidia.plugin", "vendor_amd.plugin", "kt_templates", "kt_dsl"}
+BUILT_INS = set(DEFAULT_PLUGINS)
 
 
 def fake_distribution(root, entry_points: str, modules: dict) -> str:
