@@ -17,6 +17,7 @@ DEFAULT_PLUGINS = (
     "vendor_amd.plugin",
     "kt_templates",
     "kt_dsl",
+    "kt_cli.status",
 )
 # Set to 1 to load only kt's built-in plugins (a broken third-party plugin can then be bypassed).
 NO_EXTERNAL_ENV = "KT_NO_EXTERNAL_PLUGINS"

@@ -8,10 +8,14 @@ TrialResult as the user attribute "result", so the study alone can rebuild trial
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
+import os
+import platform
 import random
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Callable
 
 from kt_cli.errors import EnvironmentProblem
@@ -21,6 +25,10 @@ from kt_cli.types import TrialResult
 HEARTBEAT_S = 5
 GRACE_S = 20
 MAX_DUPLICATES_IN_A_ROW = 20
+POLL_S = 0.5
+HOST = platform.node()
+CLAIM = "evaluating"  # user attr: set to the trial's own number once it takes a unit of budget
+SKIPPED = "skipped"  # user attr: why a trial ran nothing (its point or the budget was taken elsewhere)
 
 
 class CandidateFailed(Exception):
@@ -90,9 +98,39 @@ def _key(params: dict) -> str:
     return json.dumps(params, sort_keys=True)
 
 
+@dataclass(frozen=True)
+class Ledger:
+    """The study as every process sharing it sees it: points evaluated, points being evaluated now
+    (claimed by a running trial), and running trials that have not decided yet."""
+
+    evaluated: dict  # point key -> FrozenTrial
+    claimed: dict  # point key -> running FrozenTrial that is evaluating it
+    undecided: list  # numbers of running trials that have not claimed, skipped or been answered
+
+    @classmethod
+    def read(cls, study, me: int | None = None) -> "Ledger":
+        import optuna
+
+        running = optuna.trial.TrialState.RUNNING
+        done = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL)
+        evaluated, claimed, undecided = {}, {}, []
+        for t in study.get_trials(deepcopy=False):
+            if t.number == me:
+                continue
+            if t.state == running:
+                if t.user_attrs.get(CLAIM) == t.number:
+                    claimed[_key(t.params)] = t
+                elif not {"result", "duplicate_of", SKIPPED} & set(t.user_attrs):
+                    undecided.append(t.number)
+            elif t.state in done and "result" in t.user_attrs and "duplicate_of" not in t.user_attrs:
+                evaluated[_key(t.params)] = t
+        return cls(evaluated, claimed, undecided)
+
+
 @dataclass
 class StudyRun:
-    """Drives one study up to `budget` evaluated candidates."""
+    """Drives one study up to `budget` evaluated candidates, alone or beside other processes
+    (local workers, other hosts) that share its storage."""
 
     study_name: str
     storage: object
@@ -104,6 +142,8 @@ class StudyRun:
     sampler: str
     seed: int
     on_result: Callable[[TrialResult], None] = lambda r: None
+    worker: dict = field(default_factory=dict)  # host, pid, device: kept in every result evaluated here
+    found_complete: bool = False  # the budget was already spent when this process opened the study
 
     def run(self, valid_points: int | None) -> object:
         import optuna
@@ -111,17 +151,18 @@ class StudyRun:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         study = optuna.create_study(study_name=self.study_name, storage=self.storage, direction="minimize",
                                     sampler=make_sampler(self.sampler, self.seed, self.space), load_if_exists=True)
-        seen = {_key(t.params): t for t in evaluated(study)}
+        limit = self.budget if valid_points is None else min(self.budget, valid_points)
+        study.set_user_attr("budget", limit)
         state = {"duplicates": 0}
         rng = random.Random(self.seed)
 
-        def remaining() -> int:
-            left = self.budget - len(evaluated(study))
-            if valid_points is not None:
-                left = min(left, valid_points - len(seen))
-            return left
+        def skip(trial, why: str):
+            trial.set_user_attr(SKIPPED, why)
+            raise optuna.TrialPruned(why)
 
         def objective(trial):
+            trial.set_user_attr("host", self.worker.get("host", HOST))
+            trial.set_user_attr("pid", os.getpid())
             params = {p.name: p.suggest(trial) for p in self.space.params}
             broken = self.space.violated(self.env(params))
             if broken is not None:
@@ -129,33 +170,51 @@ class StudyRun:
                 trial.set_user_attr("result", json.dumps(result.to_json()))
                 self.on_result(result)
                 raise optuna.TrialPruned()
-            previous = seen.get(_key(params))
+            # Trials decide one at a time, lowest number first, so two processes never both take the
+            # last unit of budget or the same point.
+            ledger = Ledger.read(study, trial.number)
+            while any(n < trial.number for n in ledger.undecided):
+                optuna.storages.fail_stale_trials(study)
+                time.sleep(POLL_S)
+                ledger = Ledger.read(study, trial.number)
+            previous = ledger.evaluated.get(_key(params))
             if previous is not None:
                 trial.set_user_attr("duplicate_of", previous.number)
                 trial.set_user_attr("result", previous.user_attrs["result"])
                 state["duplicates"] += 1
                 if state["duplicates"] >= MAX_DUPLICATES_IN_A_ROW:
-                    self._enqueue_untried(study, seen, rng)
+                    self._enqueue_untried(study, ledger.evaluated | ledger.claimed, rng)
                     state["duplicates"] = 0
                 if previous.state == optuna.trial.TrialState.COMPLETE:
                     return previous.value
                 raise CandidateFailed("duplicate of a failed point")
+            if _key(params) in ledger.claimed:
+                skip(trial, f"trial {ledger.claimed[_key(params)].number} is evaluating this point")
+            if len(ledger.evaluated) + len(ledger.claimed) >= limit:
+                skip(trial, "the rest of the budget is being evaluated by other trials")
+            trial.set_user_attr(CLAIM, trial.number)
             state["duplicates"] = 0
-            result = self.evaluate(params)
+            result = dataclasses.replace(self.evaluate(params), worker=self.worker)
             trial.set_user_attr("result", json.dumps(result.to_json()))
-            seen[_key(params)] = trial
             self.on_result(result)
             if result.ok and result.value is not None:
                 return result.value
             raise CandidateFailed(f"{result.failure_kind}: {result.message}")
 
-        def stop_when_spent(study, _trial):
-            if remaining() <= 0:
-                study.stop()
-
-        if remaining() > 0:
-            study.optimize(objective, callbacks=[stop_when_spent], catch=(CandidateFailed,),
-                           n_trials=max(1, self.budget) * 50 + 200, gc_after_trial=False)
+        attempts = 0
+        self.found_complete = len(Ledger.read(study).evaluated) >= limit
+        while attempts < max(1, self.budget) * 50 + 200:
+            ledger = Ledger.read(study)
+            if len(ledger.evaluated) >= limit:
+                break
+            if len(ledger.evaluated) + len(ledger.claimed) >= limit:
+                # Every unit left is being evaluated elsewhere; wait, since a trial whose process died is
+                # failed here after its heartbeat's grace period and comes back as a retry to evaluate.
+                optuna.storages.fail_stale_trials(study)
+                time.sleep(POLL_S)
+                continue
+            study.optimize(objective, n_trials=1, catch=(CandidateFailed,), gc_after_trial=False)
+            attempts += 1
         return study
 
     def _enqueue_untried(self, study, seen: dict, rng: random.Random) -> None:
