@@ -178,6 +178,7 @@ def claim_artifact(storage_url: str, studies: list, path: Path) -> dict | None:
     finished = sorted((s.study_name, sorted(t.number for t in evaluated(s))) for s in studies)
     name = ARTIFACT_CLAIM + hashlib.sha256(json.dumps(finished).encode()).hexdigest()[:24]
     storage = open_storage(storage_url)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
     try:
         marker = optuna.create_study(study_name=name, storage=storage)
     except optuna.exceptions.DuplicatedStudyError:

@@ -66,18 +66,32 @@ def make_sampler(name: str, seed: int, space: SearchSpace):
 def open_storage(url: str):
     """RDB storage with heartbeats: a trial whose process died is failed and retried once."""
     import optuna
-    from optuna.storages import RDBStorage, RetryFailedTrialCallback
+    from optuna.storages import RDBStorage
 
     if not url.startswith(("sqlite:", "postgresql", "mysql")):
         return optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(url))
+    retry = getattr(optuna.storages, "RetryHeartbeatStaleTrialCallback", None) or optuna.storages.RetryFailedTrialCallback
     callback_key = ("heartbeat_stale_trial_callback"
                     if "heartbeat_stale_trial_callback" in inspect.signature(RDBStorage.__init__).parameters
                     else "failed_trial_callback")
     kwargs = {"heartbeat_interval": HEARTBEAT_S, "grace_period": GRACE_S,
-              callback_key: RetryFailedTrialCallback(max_retry=1)}
+              callback_key: retry(max_retry=1)}
     if url.startswith("sqlite:"):
         kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60}}
+    if url.startswith("postgresql://"):
+        url = "postgresql+" + _postgres_driver(url) + url[len("postgresql"):]
     return RDBStorage(url, **kwargs)
+
+
+def _postgres_driver(url: str) -> str:
+    """SQLAlchemy 2.1 reads a bare postgresql:// URL as psycopg (3); take whichever driver is installed."""
+    import importlib.util
+
+    for module in ("psycopg", "psycopg2"):
+        if importlib.util.find_spec(module) is not None:
+            return module
+    raise EnvironmentProblem(f"--storage {url.split('@')[-1]}: no PostgreSQL driver is installed: "
+                             "pip install psycopg2-binary")
 
 
 def trial_result(trial) -> TrialResult | None:
