@@ -155,6 +155,15 @@ def storage_progress(storage_url: str, studies: list, budget: int, progress):
     return poll
 
 
+def redact(url: str) -> str:
+    """The storage URL without its password: it is recorded in the artifact, which gets shipped."""
+    if "://" not in url or "@" not in url:
+        return url
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
 def load_study(name: str, storage_url: str):
     import optuna
 

@@ -28,6 +28,9 @@ def find_studies(what: str, storage: str | None) -> tuple[str, list[str]]:
 
     if (Path(what) / MANIFEST).is_file():
         manifest = read(what)
+        if storage is None and "***" in manifest["storage"]:
+            raise BadInput(f"{what}: the artifact records its storage without the password "
+                           f"({manifest['storage']}); pass --storage URL")
         storage = storage or manifest["storage"]
         prefix = f"{manifest['name']}|{manifest['kernel']['source_sha256'][:12]}|"
         wanted = lambda name: name.startswith(prefix)  # noqa: E731

@@ -254,13 +254,13 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     if len(missing) == len(results):
         raise JobFailed(f"no candidate passed verification for any target and problem "
                         f"({', '.join(f'{k} {n}' for k, n in sorted(tally.kinds.items()))}); "
-                        f"see the failures with --debug or in {storage_url}")
+                        f"see the failures with --debug or in {scale.redact(storage_url)}")
     final = out_dir / f"{recipe.name}.kt"
     if not tally.found_complete:  # a re-run of a finished study rewrites its artifact; a run that took part claims it
         tally.written_by = scale.claim_artifact(storage_url, [s for _, _, s in studies], final)
         if tally.written_by is not None:
             return Path(tally.written_by["path"]), results, tally
-    path = artifact.write(out_dir, recipe, source, results, plans, storage_url)
+    path = artifact.write(out_dir, recipe, source, results, plans, scale.redact(storage_url))
     if missing:
         raise JobFailed(f"wrote {path}, but no candidate passed verification for: {'; '.join(missing)}")
     return path, results, tally
