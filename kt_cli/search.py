@@ -29,6 +29,7 @@ POLL_S = 0.5
 HOST = platform.node()
 CLAIM = "evaluating"  # user attr: set to the trial's own number once it takes a unit of budget
 SKIPPED = "skipped"  # user attr: why a trial ran nothing (its point or the budget was taken elsewhere)
+ABORTED = "aborted"  # user attr: the evaluating process stopped on an error or Ctrl-C (no retry comes)
 
 
 class CandidateFailed(Exception):
@@ -114,31 +115,42 @@ def _key(params: dict) -> str:
 
 @dataclass(frozen=True)
 class Ledger:
-    """The study as every process sharing it sees it: points evaluated, points being evaluated now
-    (claimed by a running trial), and running trials that have not decided yet."""
+    """The study as every process sharing it sees it: points evaluated, points taken (being evaluated
+    by a running trial, or lost with a dead worker and about to come back as a retry), points queued
+    (retries and enqueued points waiting for the next trial), and running trials not decided yet."""
 
     evaluated: dict  # point key -> FrozenTrial
-    claimed: dict  # point key -> running FrozenTrial that is evaluating it
+    taken: dict  # point key -> FrozenTrial
+    queued: dict  # point key -> waiting FrozenTrial
     undecided: list  # numbers of running trials that have not claimed, skipped or been answered
 
     @classmethod
     def read(cls, study, me: int | None = None) -> "Ledger":
         import optuna
 
-        running = optuna.trial.TrialState.RUNNING
-        done = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL)
-        evaluated, claimed, undecided = {}, {}, []
-        for t in study.get_trials(deepcopy=False):
+        state = optuna.trial.TrialState
+        trials = study.get_trials(deepcopy=False)
+        retried = {t.system_attrs.get("failed_trial") for t in trials}
+        evaluated, taken, queued, undecided = {}, {}, {}, []
+        for t in trials:
             if t.number == me:
                 continue
-            if t.state == running:
-                if t.user_attrs.get(CLAIM) == t.number:
-                    claimed[_key(t.params)] = t
+            claimed = t.user_attrs.get(CLAIM) == t.number
+            if t.state == state.RUNNING:
+                if claimed:
+                    taken[_key(t.params)] = t
                 elif not {"result", "duplicate_of", SKIPPED} & set(t.user_attrs):
                     undecided.append(t.number)
-            elif t.state in done and "result" in t.user_attrs and "duplicate_of" not in t.user_attrs:
-                evaluated[_key(t.params)] = t
-        return cls(evaluated, claimed, undecided)
+            elif t.state == state.WAITING:
+                queued[_key(t.params)] = t
+            elif "result" in t.user_attrs:
+                if t.state in (state.COMPLETE, state.FAIL) and "duplicate_of" not in t.user_attrs:
+                    evaluated[_key(t.params)] = t
+            elif (claimed and t.state == state.FAIL and ABORTED not in t.user_attrs
+                  and "failed_trial" not in t.system_attrs and t.number not in retried):
+                # Its worker died; the process that failed it is enqueueing the retry (max_retry=1) now.
+                taken[_key(t.params)] = t
+        return cls(evaluated, taken, queued, undecided)
 
 
 @dataclass
@@ -197,18 +209,23 @@ class StudyRun:
                 trial.set_user_attr("result", previous.user_attrs["result"])
                 state["duplicates"] += 1
                 if state["duplicates"] >= MAX_DUPLICATES_IN_A_ROW:
-                    self._enqueue_untried(study, ledger.evaluated | ledger.claimed, rng)
+                    self._enqueue_untried(study, ledger.evaluated | ledger.taken | ledger.queued, rng)
                     state["duplicates"] = 0
                 if previous.state == optuna.trial.TrialState.COMPLETE:
                     return previous.value
                 raise CandidateFailed("duplicate of a failed point")
-            if _key(params) in ledger.claimed:
-                skip(trial, f"trial {ledger.claimed[_key(params)].number} is evaluating this point")
-            if len(ledger.evaluated) + len(ledger.claimed) >= limit:
-                skip(trial, "the rest of the budget is being evaluated by other trials")
+            other = ledger.taken.get(_key(params)) or ledger.queued.get(_key(params))
+            if other is not None:
+                skip(trial, f"trial {other.number} has this point")
+            if len(ledger.evaluated) + len(ledger.taken) + len(ledger.queued) >= limit:
+                skip(trial, "the rest of the budget is taken by other trials")
             trial.set_user_attr(CLAIM, trial.number)
             state["duplicates"] = 0
-            result = dataclasses.replace(self.evaluate(params), worker=self.worker)
+            try:
+                result = dataclasses.replace(self.evaluate(params), worker=self.worker)
+            except BaseException as exc:
+                trial.set_user_attr(ABORTED, repr(exc))
+                raise
             trial.set_user_attr("result", json.dumps(result.to_json()))
             self.on_result(result)
             if result.ok and result.value is not None:
@@ -221,9 +238,9 @@ class StudyRun:
             ledger = Ledger.read(study)
             if len(ledger.evaluated) >= limit:
                 break
-            if len(ledger.evaluated) + len(ledger.claimed) >= limit:
-                # Every unit left is being evaluated elsewhere; wait, since a trial whose process died is
-                # failed here after its heartbeat's grace period and comes back as a retry to evaluate.
+            if len(ledger.evaluated) + len(ledger.taken) >= limit:
+                # Every unit left is taken elsewhere; wait, since a trial whose process died is failed here
+                # after its heartbeat's grace period and comes back as a queued retry to evaluate.
                 optuna.storages.fail_stale_trials(study)
                 time.sleep(POLL_S)
                 continue
