@@ -71,17 +71,34 @@ def open_storage(url: str):
 
     if not url.startswith(("sqlite:", "postgresql", "mysql")):
         return optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(url))
-    retry = getattr(optuna.storages, "RetryHeartbeatStaleTrialCallback", None) or optuna.storages.RetryFailedTrialCallback
     callback_key = ("heartbeat_stale_trial_callback"
                     if "heartbeat_stale_trial_callback" in inspect.signature(RDBStorage.__init__).parameters
                     else "failed_trial_callback")
     kwargs = {"heartbeat_interval": HEARTBEAT_S, "grace_period": GRACE_S,
-              callback_key: retry(max_retry=1)}
+              callback_key: retry_callback()}
     if url.startswith("sqlite:"):
         kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60}}
     if url.startswith("postgresql://"):
         url = "postgresql+" + _postgres_driver(url) + url[len("postgresql"):]
     return RDBStorage(url, **kwargs)
+
+
+def retry_callback():
+    """Queues a dead worker's trial once more (then its point counts as failed)."""
+    import optuna
+
+    retry = getattr(optuna.storages, "RetryHeartbeatStaleTrialCallback", None) or optuna.storages.RetryFailedTrialCallback
+    return retry(max_retry=1)
+
+
+def _alive(pid) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, TypeError, ValueError):
+        return True
+    return True
 
 
 def _postgres_driver(url: str) -> str:
@@ -200,7 +217,7 @@ class StudyRun:
             # last unit of budget or the same point.
             ledger = Ledger.read(study, trial.number)
             while any(n < trial.number for n in ledger.undecided):
-                optuna.storages.fail_stale_trials(study)
+                self._fail_dead_trials(study)
                 time.sleep(POLL_S)
                 ledger = Ledger.read(study, trial.number)
             previous = ledger.evaluated.get(_key(params))
@@ -241,12 +258,30 @@ class StudyRun:
             if len(ledger.evaluated) + len(ledger.taken) >= limit:
                 # Every unit left is taken elsewhere; wait, since a trial whose process died is failed here
                 # after its heartbeat's grace period and comes back as a queued retry to evaluate.
-                optuna.storages.fail_stale_trials(study)
+                self._fail_dead_trials(study)
                 time.sleep(POLL_S)
                 continue
             study.optimize(objective, n_trials=1, catch=(CandidateFailed,), gc_after_trial=False)
             attempts += 1
         return study
+
+    def _fail_dead_trials(self, study) -> None:
+        """Fail the running trials whose worker died, and queue each once more. RDB storage knows them
+        by their stale heartbeats; storage without heartbeats (journal files) only by the pid of
+        trials started on this host."""
+        import optuna
+
+        if isinstance(self.storage, optuna.storages.RDBStorage):
+            optuna.storages.fail_stale_trials(study)
+            return
+        for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+            if t.user_attrs.get("host") != HOST or _alive(t.user_attrs.get("pid")):
+                continue
+            try:
+                study.tell(t.number, state=optuna.trial.TrialState.FAIL)
+            except (ValueError, optuna.exceptions.UpdateFinishedTrialError):
+                continue  # another process on this host failed it first
+            retry_callback()(study, t)
 
     def _enqueue_untried(self, study, seen: dict, rng: random.Random) -> None:
         """The sampler keeps proposing tried points: hand it a valid untried one (small spaces)."""

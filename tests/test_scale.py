@@ -208,3 +208,43 @@ def test_nvidia_and_amd_pin_with_their_own_variables():
     assert nvidia.kt_device_env(Device("nvidia", 1, "H100", "nvidia:sm_90")) == {"CUDA_VISIBLE_DEVICES": "1"}
     assert amd.kt_device_env(Device("amd", 3, "MI300X", "amd:gfx942")) == {"HIP_VISIBLE_DEVICES": "3"}
     assert nvidia.kt_device_env(Device("amd", 3, "MI300X", "amd:gfx942")) is None
+
+
+def test_journal_study_retries_a_trial_left_running_by_a_dead_process(tmp_path):
+    """Journal files have no heartbeats: a trial whose process on this host is gone is failed and retried."""
+    import optuna
+
+    from kt_cli.recipe import load_recipe
+    from kt_cli.search import CLAIM, HOST, evaluated
+    from kt_cli.tune import tune
+
+    _, recipe_path = _recipe(tmp_path)
+    recipe = load_recipe(recipe_path)
+    journal = str(tmp_path / "study.log")
+    tune(recipe, ("nvidia:sm_90",), trials=2, out_dir=tmp_path / "out", storage=journal)
+    storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(journal))
+    (name,) = [s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False)
+               if not s.study_name.startswith("kt-artifact|")]
+    study = optuna.load_study(study_name=name, storage=storage)
+    tried = [t.params for t in evaluated(study)]
+    point = next(p for p in ({"BLOCK_N": 4096, "num_warps": 4, "num_stages": 2},
+                             {"BLOCK_N": 2048, "num_warps": 4, "num_stages": 1},
+                             {"BLOCK_N": 8192, "num_warps": 8, "num_stages": 3}) if p not in tried)
+    study.enqueue_trial(point)
+    lost = study.ask()
+    space = {"BLOCK_N": [512, 1024, 2048, 4096, 8192], "num_warps": [2, 4, 8, 16], "num_stages": [1, 2, 3]}
+    for name, choices in space.items():
+        lost.suggest_categorical(name, choices)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    for key, value in (("host", HOST), ("pid", gone.pid), (CLAIM, lost.number)):
+        lost.set_user_attr(key, value)
+
+    path, _, tally = tune(recipe, ("nvidia:sm_90",), trials=3, out_dir=tmp_path / "out", storage=journal)
+
+    assert tally.written_by is None and (path / "manifest.json").is_file()
+    trials = study.get_trials(deepcopy=False)
+    assert trials[lost.number].state == optuna.trial.TrialState.FAIL
+    done = evaluated(study)
+    assert len(done) == 3
+    assert [t.params for t in done if t.system_attrs.get("failed_trial") == lost.number] == [point]
