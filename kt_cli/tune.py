@@ -256,7 +256,9 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
                         f"({', '.join(f'{k} {n}' for k, n in sorted(tally.kinds.items()))}); "
                         f"see the failures with --debug or in {scale.redact(storage_url)}")
     final = out_dir / f"{recipe.name}.kt"
-    if not tally.found_complete:  # a re-run of a finished study rewrites its artifact; a run that took part claims it
+    # Processes sharing a storage claim the artifact: only the first writes it. A re-run of a finished
+    # study rewrites its own.
+    if storage is not None and not tally.found_complete:
         tally.written_by = scale.claim_artifact(storage_url, [s for _, _, s in studies], final)
         if tally.written_by is not None:
             return Path(tally.written_by["path"]), results, tally
