@@ -4,11 +4,16 @@ An objective evaluates one point through `evaluate(params) -> TrialResult`. Poin
 constraint are pruned before anything runs; points already tried are answered from the study;
 failed candidates are marked failed (never scored with a huge number). Every trial keeps its
 TrialResult as the user attribute "result", so the study alone can rebuild trials.jsonl.
+
+Several processes (local workers, other hosts) may drive one study through a shared storage: each
+trial takes its unit of the budget in the storage before it evaluates (see Ledger), so the study ends
+with exactly the budget of distinct points however many processes took part.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import inspect
 import json
 import os
@@ -274,9 +279,12 @@ class StudyRun:
         if isinstance(self.storage, optuna.storages.RDBStorage):
             optuna.storages.fail_stale_trials(study)
             return
+        now = datetime.datetime.now()
         for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
             if t.user_attrs.get("host") != HOST or _alive(t.user_attrs.get("pid")):
                 continue
+            if t.datetime_start and (now - t.datetime_start).total_seconds() < 4 * POLL_S:
+                continue  # a retry just taken keeps its dead predecessor's pid until it records its own
             try:
                 study.tell(t.number, state=optuna.trial.TrialState.FAIL)
             except (ValueError, optuna.exceptions.UpdateFinishedTrialError):
