@@ -170,6 +170,28 @@ def test_worker_killed_mid_trial_has_its_trial_retried_by_another(tmp_path):
     assert "best: ~" in shown.output and "(est)" in shown.output
 
 
+def test_workers_share_the_default_study_and_the_parent_writes_the_artifact(tmp_path):
+    """Static mode (no GPU): `--workers 2` runs two evaluators on the CPU against one study."""
+    import optuna
+
+    from kt_cli.search import evaluated, open_storage
+
+    name, recipe = _recipe(tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "plugins")]),
+           "PYTHONWARNINGS": "ignore"}
+    done = subprocess.run([sys.executable, "-c", "from kt_cli.cli import main; main()", "tune", str(recipe),
+                           "--target", "nvidia:sm_90", "--trials", str(TRIALS), "--workers", "2",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=400)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"wrote {tmp_path / 'out' / name}.kt" in done.stdout
+    storage = open_storage(f"sqlite:///{tmp_path / 'out' / name}.study.db")
+    (study_name,) = [s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False)]
+    trials = evaluated(optuna.load_study(study_name=study_name, storage=storage))
+    assert len(trials) == TRIALS
+    assert len({json.dumps(t.params, sort_keys=True) for t in trials}) == TRIALS
+    assert len({t.user_attrs["pid"] for t in trials}) == 2
+
+
 class FakeGpus:
     """A vendor plugin with two devices present, pinned through a variable of its own."""
 
