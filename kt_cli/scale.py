@@ -149,7 +149,8 @@ def storage_progress(storage_url: str, studies: list, budget: int, progress):
                 tally = Tally()
                 for trial in done:
                     tally.add(trial_result(trial))
-                progress(tally, plan, shape, budget)
+                if done:
+                    progress(tally, plan, shape, budget)
                 return
 
     return poll
