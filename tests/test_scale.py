@@ -168,6 +168,8 @@ def test_worker_killed_mid_trial_has_its_trial_retried_by_another(tmp_path):
     victim_row = next(line.split() for line in shown.output.splitlines() if f" {victim.pid} " in f" {line} ")
     assert victim_row[-2:] == ["1", "0"]  # its trial failed, nothing left running
     assert "best: ~" in shown.output and "(est)" in shown.output
+    unknown = CliRunner().invoke(cli, ["status", str(artifact)])  # the artifact keeps no password
+    assert unknown.exit_code == 2 and "pass --storage URL" in unknown.output
 
 
 def test_workers_share_the_default_study_and_the_parent_writes_the_artifact(tmp_path):
