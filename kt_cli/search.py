@@ -85,7 +85,16 @@ def open_storage(url: str):
         kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60}}
     if url.startswith("postgresql://"):
         url = "postgresql+" + _postgres_driver(url) + url[len("postgresql"):]
-    return RDBStorage(url, **kwargs)
+    from sqlalchemy.exc import SQLAlchemyError
+
+    for attempt in range(3):
+        try:
+            return RDBStorage(url, **kwargs)
+        except SQLAlchemyError as exc:  # processes starting together race to create the tables
+            if attempt == 2:
+                raise EnvironmentProblem(f"--storage {url.split('@')[-1]}: cannot open the study storage: "
+                                         f"{str(exc).splitlines()[0]}") from None
+            time.sleep(1 + attempt)
 
 
 def retry_callback():

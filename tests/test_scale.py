@@ -172,6 +172,46 @@ def test_worker_killed_mid_trial_has_its_trial_retried_by_another(tmp_path):
     assert unknown.exit_code == 2 and "pass --storage URL" in unknown.output
 
 
+def test_concurrent_drivers_take_exactly_the_budget_of_distinct_points(tmp_path):
+    """Four drivers of one study, slow candidates, a budget that does not divide among them: nobody
+    overshoots the budget or evaluates a point another one has."""
+    import threading
+
+    import optuna
+
+    from kt_cli.search import StudyRun, evaluated, open_storage
+    from kt_cli.space import SearchSpace, parse_param
+    from kt_cli.types import TrialResult
+
+    space = SearchSpace((parse_param("BLOCK", [16, 32, 64, 128, 256, 512], "t"),
+                         parse_param("warps", [1, 2, 4, 8], "t")), ())
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+
+    def evaluate(params):
+        time.sleep(0.3)
+        return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "estimated", value=params["BLOCK"] * 1e-6)
+
+    errors = []
+
+    def drive(seed):
+        try:
+            StudyRun("s", open_storage(url), space, env=lambda p: p, evaluate=evaluate,
+                     invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1}, "estimated"),
+                     budget=5, sampler="random", seed=seed).run(None)
+        except BaseException as exc:  # reported below: a thread's exception would be lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=drive, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors
+    done = evaluated(optuna.load_study(study_name="s", storage=open_storage(url)))
+    assert len(done) == 5
+    assert len({json.dumps(t.params, sort_keys=True) for t in done}) == 5
+
+
 def test_workers_share_the_default_study_and_the_parent_writes_the_artifact(tmp_path):
     """Static mode (no GPU): `--workers 2` runs two evaluators on the CPU against one study."""
     import optuna
