@@ -103,8 +103,9 @@ def run_workers(count: int, job: dict, progress=None):
                 if conn.poll():
                     outcomes[i] = conn.recv()
                     proc.join()
-                elif not proc.is_alive():
-                    outcomes[i] = ("died", f"worker {i} (pid {proc.pid}) exited with code {proc.exitcode}")
+                elif not proc.is_alive():  # it may have answered between the two checks
+                    outcomes[i] = conn.recv() if conn.poll() else (
+                        "died", f"worker {i} (pid {proc.pid}) exited with code {proc.exitcode}")
             if progress and len(outcomes) < len(workers):
                 progress()
             time.sleep(POLL_S if len(outcomes) < len(workers) else 0)
