@@ -69,6 +69,7 @@ def _entry(r: dict) -> dict:
     return {
         "target": r["target"], "shape": r["shape"], "shape_key": shape_key(r["shape"]), "mode": r["mode"],
         "device": r["device"], "peaks": r["peaks"],
+        "found_by": best.worker if best else {},  # host, pid and device of the process that evaluated it
         "params": best.params if best else None,
         "seconds": best.value if best else None,
         "stats": best.stats if best else {},

@@ -67,18 +67,27 @@ def _progress_printer():
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Directory for the artifact.")
 @click.option("--storage", help="Optuna storage URL (default: SQLite next to the artifact).")
 @click.option("--seed", type=int, help="Sampler and input seed.")
-def tune(recipe, targets, trials, timeout, out_dir, storage, seed):
+@click.option("--workers", default="1", metavar="N|auto",
+              help="Worker processes sharing the study, one per GPU (auto: one per GPU present).")
+def tune(recipe, targets, trials, timeout, out_dir, storage, seed, workers):
     """Search, verify and time RECIPE's kernel; write the tuned artifact."""
     from tabulate import tabulate
 
     from kt_cli.format import RESULT_HEADERS, result_rows
     from kt_cli.recipe import load_recipe
+    from kt_cli.scale import worker_count
     from kt_cli.tune import tune as run
 
     parsed = load_recipe(recipe)
-    path, results, tally = run(parsed, targets, trials, timeout, out_dir, storage, seed, _progress_printer())
+    path, results, tally = run(parsed, targets, trials, timeout, out_dir, storage, seed, _progress_printer(),
+                               worker_count(workers))
     if sys.stderr.isatty():
         click.echo("", err=True)
+    if tally.written_by is not None:
+        w = tally.written_by
+        click.echo(f"the study is complete; the artifact was written by another process (host {w['host']}, "
+                   f"pid {w['pid']}): {path}")
+        return
     from kt_cli.artifact import read
 
     manifest = read(path)

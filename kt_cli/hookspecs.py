@@ -45,6 +45,12 @@ def kt_device_peaks(device: Any) -> dict | None:
     """Return the peak table of a present Device (FLOP/s per dtype, dram_bytes_per_s), or None to decline."""
 
 
+@hookspec(firstresult=True)
+def kt_device_env(device: Any) -> dict | None:
+    """Return the environment variables that leave a present Device the only one a child process sees
+    (`kt tune --workers`), or None to decline."""
+
+
 # --- vendors: compile, resources, time ----------------------------------------
 
 

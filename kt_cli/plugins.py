@@ -19,6 +19,7 @@ DEFAULT_PLUGINS = (
     "kt_dsl",
     "kt_cli.commands",
     "kt_llm",
+    "kt_cli.status",
 )
 # Set to 1 to load only kt's built-in plugins (a broken third-party plugin can then be bypassed).
 NO_EXTERNAL_ENV = "KT_NO_EXTERNAL_PLUGINS"

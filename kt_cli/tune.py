@@ -103,6 +103,8 @@ class Tally:
     done: int = 0
     kinds: dict = field(default_factory=dict)
     best: dict = field(default_factory=dict)
+    found_complete: bool = True  # every study's budget was spent before this run began
+    written_by: dict | None = None  # the process that wrote the artifact, when another did
     last_failure: str = ""
     wall_seconds: float = 0.0
     device_busy_seconds: float = 0.0  # time the device worker spent verifying and timing
@@ -277,9 +279,10 @@ def study_name(recipe: Recipe, plan: TargetPlan, shape: dict, source_hash: str) 
 
 def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | None = None,
          timeout: float | None = None, out_dir: Path | None = None, storage: str | None = None,
-         seed: int | None = None, progress=None):
-    """Run every study of the recipe and write the artifact. Returns (artifact path, results, tally)."""
-    from kt_cli import artifact, search
+         seed: int | None = None, progress=None, workers: int = 1):
+    """Run every study of the recipe and write the artifact. Returns (artifact path, results, tally);
+    `tally.written_by` names the process that wrote it when another process sharing the study did."""
+    from kt_cli import artifact, scale
 
     if trials is not None and trials < 1:
         raise BadInput(f"--trials: must be at least 1, not {trials}")
@@ -290,16 +293,60 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
                                            timeout=timeout or recipe.search.timeout,
                                            seed=recipe.search.seed if seed is None else seed))
     out_dir = Path(out_dir or recipe.output_dir)
+    storage_url = storage or default_storage(recipe, out_dir)
+    # Processes sharing a study must not all propose the same points: each gets its own sampler seed.
+    shared = storage is not None or workers > 1
+    plans = plan_targets(recipe, requested_targets)
+    source = kernel_source(recipe, plans, out_dir)  # built once: workers share it (an llm loop runs once)
+    if workers > 1:
+        names = [(plan, shape, study_name(recipe, plan, shape, source.sha256()))
+                 for plan in plans for shape in recipe.problem.shapes]
+        poll = progress and scale.storage_progress(storage_url, names, recipe.search.trials, progress)
+        tally = scale.run_workers(workers, dict(recipe=recipe, requested_targets=requested_targets,
+                                                storage_url=storage_url, shared=True, source=source), poll)
+        studies = [(plan, shape, scale.load_study(name, storage_url)) for plan, shape, name in names]
+    else:
+        source, plans, studies, tally = run_studies(recipe, requested_targets, storage_url, shared, progress,
+                                                    source=source)
+    results = artifact.collect(studies)
+    missing = [f"{r['target']} {shape_key(r['shape'])}" for r in results if r["best"] is None]
+    if len(missing) == len(results):
+        raise JobFailed(f"no candidate passed verification for any target and problem "
+                        f"({', '.join(f'{k} {n}' for k, n in sorted(tally.kinds.items()))}); last failure: "
+                        f"{tally.last_failure[:300] or 'none in this run'}")
+    final = out_dir / f"{recipe.name}.kt"
+    # Processes sharing a storage claim the artifact: only the first writes it. A re-run of a finished
+    # study rewrites its own.
+    if storage is not None and not tally.found_complete:
+        tally.written_by = scale.claim_artifact(storage_url, [s for _, _, s in studies], final)
+        if tally.written_by is not None:
+            return Path(tally.written_by["path"]), results, tally
+    path = artifact.write(out_dir, recipe, source, results, plans, scale.redact(storage_url))
+    if missing:
+        raise JobFailed(f"wrote {path}, but no candidate passed verification for: {'; '.join(missing)}")
+    return path, results, tally
+
+
+def kernel_source(recipe: Recipe, plans: list, out_dir: Path):
+    """The generator's kernel module; a generator whose build() takes `context` gets a BuildContext."""
     generators = plugins.generators()
     if recipe.generator not in generators:
         raise BadInput(f"{recipe.path}: kernel.generator: unknown generator {recipe.generator!r}; "
                        f"must be one of: {', '.join(sorted(generators))}")
-    plans = plan_targets(recipe, requested_targets)
     generator = generators[recipe.generator]
     if "context" in inspect.signature(generator.build).parameters:
-        source = generator.build(recipe.kernel, recipe.path, context=BuildContext(recipe, tuple(plans), out_dir))
-    else:
-        source = generator.build(recipe.kernel, recipe.path)
+        return generator.build(recipe.kernel, recipe.path, context=BuildContext(recipe, tuple(plans), out_dir))
+    return generator.build(recipe.kernel, recipe.path)
+
+
+def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url: str, shared: bool,
+                progress=None, source=None):
+    """Drive every (target, problem) study of the recipe to its budget in this process (beside any others
+    sharing `storage_url`). Returns (source, plans, [(plan, shape, study)], tally)."""
+    from kt_cli import scale, search
+
+    plans = plan_targets(recipe, requested_targets)
+    source = source or kernel_source(recipe, plans, Path(recipe.output_dir))
     shapes = list(recipe.problem.shapes)
     evaluator = Evaluator(source, recipe, list(recipe.problem.verify_shapes), recipe.search.timeout)
     tally = Tally()
@@ -313,7 +360,6 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
                 valid = check_feasible(space, shape, plan.spec.properties, recipe.problem.dtype_bytes,
                                        f"{recipe.path}: search.space for {plan.spec.name}")
                 spaces[(plan.spec.name, shape_key(shape))] = (space, valid if space.size() <= 200_000 else None)
-        storage_url = storage or default_storage(recipe, out_dir)
         store = search.open_storage(storage_url)
         source_hash = source.sha256()
         studies = []
@@ -334,20 +380,13 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
                     evaluate=lambda p, _plan=plan, _shape=shape: evaluator.evaluate(_plan, _shape, p),
                     invalid_result=lambda p, why, _plan=plan, _shape=shape: TrialResult(
                         "invalid", p, _plan.spec.name, _shape, _plan.mode, message=why),
-                    budget=recipe.search.trials, sampler=recipe.search.sampler, seed=recipe.search.seed,
-                    on_result=on_result)
+                    budget=recipe.search.trials, sampler=recipe.search.sampler,
+                    seed=scale.sampler_seed(recipe.search.seed) if shared else recipe.search.seed,
+                    on_result=on_result, worker=scale.whoami(plan))
                 studies.append((plan, shape, run.run(valid, evaluator.in_flight)))
+                tally.found_complete = tally.found_complete and run.found_complete
     finally:
         tally.wall_seconds = time.perf_counter() - started
         tally.device_busy_seconds = evaluator.device.busy_seconds
         evaluator.close()
-    results = artifact.collect(studies)
-    missing = [f"{r['target']} {shape_key(r['shape'])}" for r in results if r["best"] is None]
-    if len(missing) == len(results):
-        raise JobFailed(f"no candidate passed verification for any target and problem "
-                        f"({', '.join(f'{k} {n}' for k, n in sorted(tally.kinds.items()))}); last failure: "
-                        f"{tally.last_failure[:300] or 'none in this run'}")
-    path = artifact.write(out_dir, recipe, source, results, plans, storage_url)
-    if missing:
-        raise JobFailed(f"wrote {path}, but no candidate passed verification for: {'; '.join(missing)}")
-    return path, results, tally
+    return source, plans, studies, tally

@@ -85,6 +85,7 @@ class TrialResult:
     resources: dict[str, Any] = field(default_factory=dict)
     verification: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0  # wall time spent on the candidate
+    worker: dict[str, Any] = field(default_factory=dict)  # host, pid and device that evaluated it
 
     def __post_init__(self):
         if self.failure_kind not in FAILURE_KINDS:

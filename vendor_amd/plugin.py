@@ -76,6 +76,13 @@ def kt_param_problem(params, target):
 
 
 @hookimpl
+def kt_device_env(device):
+    if device.vendor != VENDOR:
+        return None
+    return {"HIP_VISIBLE_DEVICES": str(device.index)}
+
+
+@hookimpl
 def kt_compile(fn, signature, constexprs, options, target):
     if target.vendor != VENDOR:
         return None

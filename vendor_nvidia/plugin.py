@@ -75,6 +75,13 @@ def kt_device_peaks(device):
 
 
 @hookimpl
+def kt_device_env(device):
+    if device.vendor != VENDOR:
+        return None
+    return {"CUDA_VISIBLE_DEVICES": str(device.index)}
+
+
+@hookimpl
 def kt_compile(fn, signature, constexprs, options, target):
     if target.vendor != VENDOR:
         return None

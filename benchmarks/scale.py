@@ -1,0 +1,81 @@
+"""Trials per minute of `kt tune --workers N` against `--workers 1`, on a host with N GPUs.
+
+    python benchmarks/scale.py                       # recipes/softmax.toml, 1 and 2 workers, 40 trials
+    python benchmarks/scale.py --workers 1,2,4 --trials 80 --recipe recipes/matmul.toml
+
+Each run tunes a fresh study (its own SQLite file in a temporary directory) and the rate is read from
+the study itself: evaluated trials divided by the time from the first trial's start to the last one's
+end, so the workers' start-up (importing torch and triton) is not counted; the wall time with start-up
+is printed beside it. The goal: 2 workers on 2 GPUs reach at least 1.8x the trials per minute of one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
+
+
+def run_once(recipe: Path, workers: int, trials: int, target: str | None) -> dict:
+    import optuna
+
+    from kt_cli.search import evaluated, open_storage
+
+    with tempfile.TemporaryDirectory(prefix="kt-scale-bench-") as tmp:
+        storage = f"sqlite:///{tmp}/study.db"
+        cmd = [sys.executable, "-c", "from kt_cli.cli import main; main()", "tune", str(recipe),
+               "--trials", str(trials), "--workers", str(workers), "--storage", storage, "--out", tmp]
+        if target:
+            cmd += ["--target", target]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "plugins")])}
+        started = time.perf_counter()
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+        if done.returncode != 0:
+            raise SystemExit(f"kt tune --workers {workers} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        store = open_storage(storage)
+        trials_done, busy = 0, 0.0
+        for summary in optuna.get_all_study_summaries(store, include_best_trial=False):
+            if summary.study_name.startswith("kt-artifact|"):
+                continue
+            ran = evaluated(optuna.load_study(study_name=summary.study_name, storage=store))
+            if ran:
+                trials_done += len(ran)
+                busy += (max(t.datetime_complete for t in ran) - min(t.datetime_start for t in ran)).total_seconds()
+        return {"workers": workers, "trials": trials_done, "wall_s": wall,
+                "per_min": 60.0 * trials_done / busy if busy else float("nan")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--recipe", type=Path, default=ROOT / "recipes" / "softmax.toml")
+    parser.add_argument("--workers", default="1,2", help="comma-separated worker counts (the first is the base)")
+    parser.add_argument("--trials", type=int, default=40, help="trials per target and problem")
+    parser.add_argument("--target", help="tune only this target (default: the GPUs present)")
+    args = parser.parse_args()
+
+    from tabulate import tabulate
+
+    from kt_cli.plugins import devices
+
+    present = devices()
+    counts = [int(n) for n in args.workers.split(",")]
+    if max(counts) > max(1, len(present)):
+        raise SystemExit(f"--workers {max(counts)} needs {max(counts)} GPUs; this host has {len(present)}")
+    rows = [run_once(args.recipe, n, args.trials, args.target) for n in counts]
+    base = rows[0]["per_min"]
+    print(f"{args.recipe.name}, {args.trials} trials per study, on {', '.join(sorted({d.name for d in present})) or 'CPU (static mode)'}")
+    print(tabulate([[r["workers"], r["trials"], f"{r['wall_s']:.0f}", f"{r['per_min']:.1f}",
+                     f"{r['per_min'] / base:.2f}x"] for r in rows],
+                   headers=["workers", "trials", "wall s", "trials/min", "vs first"]))
+
+
+if __name__ == "__main__":
+    main()

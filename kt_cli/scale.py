@@ -1,0 +1,206 @@
+"""Scale-out on Optuna's own storage: `kt tune --workers N` runs N processes, each pinned to one device,
+that drive the same studies; processes on other hosts may share them through `--storage`. Optuna's
+storage is the only coordination: kt adds no server and no protocol of its own."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import time
+import zlib
+from pathlib import Path
+
+from kt_cli import plugins
+from kt_cli.errors import BadInput, EnvironmentProblem, JobFailed, KtError
+
+POLL_S = 2.0
+HOST = platform.node()
+ARTIFACT_CLAIM = "kt-artifact|"  # prefix of the marker studies that record who wrote an artifact
+
+
+def worker_count(text: str) -> int:
+    """`--workers`: a positive number, or `auto` (one per GPU present; 1 when none)."""
+    if text == "auto":
+        return max(1, len(plugins.devices()))
+    try:
+        count = int(text)
+    except ValueError:
+        raise BadInput(f"--workers: must be a positive number or auto, not {text!r}") from None
+    if count < 1:
+        raise BadInput(f"--workers: must be a positive number or auto, not {count}")
+    return count
+
+
+def worker_envs(count: int) -> list[dict]:
+    """The environment of each worker: with GPUs present, each sees only its own (the vendor plugin
+    names the variable); in static mode the workers share the CPU."""
+    found = plugins.devices()
+    if not found:
+        return [{} for _ in range(count)]
+    if count > len(found):
+        raise BadInput(f"--workers: {count} workers need {count} GPUs, this host has {len(found)}; "
+                       f"pass --workers {len(found)} or --workers auto")
+    pm = plugins.load_plugins()
+    envs = []
+    for device in found[:count]:
+        env = pm.hook.kt_device_env(device=device)
+        if env is None:
+            raise EnvironmentProblem(f"no plugin can pin a worker to {device.vendor} device {device.index} "
+                                     f"({device.name}); run with --workers 1")
+        envs.append(dict(env))
+    return envs
+
+
+def sampler_seed(seed: int) -> int:
+    """A seed of its own for each process sharing a study, so that they do not propose the same points."""
+    return (seed + zlib.crc32(f"{HOST}:{os.getpid()}".encode())) % 2**31
+
+
+def whoami(plan) -> dict:
+    """Who evaluates a plan's candidates here: host, pid, device (and the variable pinning it, if any)."""
+    record = {"host": HOST, "pid": os.getpid(), "device": "cpu (static)"}
+    if plan.device is not None:
+        record["device"] = f"{plan.device.name} #{plan.device.index}"
+        pins = plugins.load_plugins().hook.kt_device_env(device=plan.device) or {}
+        record.update({k: os.environ[k] for k in pins if k in os.environ})
+    return record
+
+
+def _child(conn, env: dict, job: dict) -> None:
+    os.environ.update(env)  # before anything imports a GPU runtime
+    from kt_cli.tune import run_studies
+
+    try:
+        *_, tally = run_studies(**job)
+        conn.send(("ok", tally))
+    except KtError as exc:
+        conn.send(("error", exc))
+
+
+def run_workers(count: int, job: dict, progress=None):
+    """Run `run_studies(**job)` in `count` processes and wait for them. Returns their tallies summed;
+    raises the first worker's error when none finished."""
+    import multiprocessing
+
+    from kt_cli.tune import Tally
+
+    ctx = multiprocessing.get_context("spawn")
+    workers = []
+    for env in worker_envs(count):
+        parent_end, child_end = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_child, args=(child_end, env, job))  # not a daemon: it starts workers of its own
+        proc.start()
+        child_end.close()
+        workers.append((proc, parent_end))
+    outcomes = {}
+    try:
+        while len(outcomes) < len(workers):
+            for i, (proc, conn) in enumerate(workers):
+                if i in outcomes:
+                    continue
+                if conn.poll():
+                    outcomes[i] = conn.recv()
+                    proc.join()
+                elif not proc.is_alive():  # it may have answered between the two checks
+                    outcomes[i] = conn.recv() if conn.poll() else (
+                        "died", f"worker {i} (pid {proc.pid}) exited with code {proc.exitcode}")
+            if progress and len(outcomes) < len(workers):
+                progress()
+            time.sleep(POLL_S if len(outcomes) < len(workers) else 0)
+    finally:
+        for proc, _ in workers:
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+    tallies = [value for status, value in outcomes.values() if status == "ok"]
+    if not tallies:
+        errors = [value for status, value in outcomes.values() if status == "error"]
+        if errors:
+            raise errors[0]
+        raise JobFailed("; ".join(value for _, value in outcomes.values()) + "; re-run to resume the study")
+    total = Tally()
+    for tally in tallies:
+        total.done += tally.done
+        for kind, n in tally.kinds.items():
+            total.kinds[kind] = total.kinds.get(kind, 0) + n
+        total.found_complete = total.found_complete and tally.found_complete
+        total.last_failure = tally.last_failure or total.last_failure
+        total.wall_seconds = max(total.wall_seconds, tally.wall_seconds)
+        total.device_busy_seconds += tally.device_busy_seconds
+    return total
+
+
+def storage_progress(storage_url: str, studies: list, budget: int, progress):
+    """A poll that shows the workers' progress, read from the storage: `studies` holds
+    (plan, shape, study name); `progress` is tune's callback (tally, plan, shape, budget)."""
+    import optuna
+
+    from kt_cli.search import evaluated, open_storage, trial_result
+    from kt_cli.tune import Tally
+
+    storage = open_storage(storage_url)
+
+    def poll() -> None:
+        for plan, shape, name in studies:
+            try:
+                study = optuna.load_study(study_name=name, storage=storage)
+            except KeyError:
+                return
+            done = evaluated(study)
+            if len(done) < study.user_attrs.get("budget", budget):
+                tally = Tally()
+                for trial in done:
+                    tally.add(trial_result(trial))
+                if done:
+                    progress(tally, plan, shape, budget)
+                return
+
+    return poll
+
+
+def redact(url: str) -> str:
+    """The storage URL without its password: it is recorded in the artifact, which gets shipped."""
+    if "://" not in url or "@" not in url:
+        return url
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def load_study(name: str, storage_url: str):
+    import optuna
+
+    from kt_cli.search import open_storage
+
+    try:
+        return optuna.load_study(study_name=name, storage=open_storage(storage_url))
+    except KeyError:
+        raise JobFailed(f"study {name!r} is not in {storage_url}: no worker started it; "
+                        "see the workers' errors above") from None
+
+
+def claim_artifact(storage_url: str, studies: list, path: Path) -> dict | None:
+    """Decide which of the processes that finished these studies writes the artifact: the first to
+    create the marker study named after the studies' evaluated trials. Returns None when this process
+    won, else the winner's host, pid and path."""
+    import optuna
+
+    from kt_cli.search import evaluated, open_storage
+
+    finished = sorted((s.study_name, sorted(t.number for t in evaluated(s))) for s in studies)
+    name = ARTIFACT_CLAIM + hashlib.sha256(json.dumps(finished).encode()).hexdigest()[:24]
+    storage = open_storage(storage_url)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        marker = optuna.create_study(study_name=name, storage=storage)
+    except optuna.exceptions.DuplicatedStudyError:
+        marker = optuna.load_study(study_name=name, storage=storage)
+        for _ in range(50):  # the winner records itself just after creating the marker
+            if "writer" in marker.user_attrs:
+                return marker.user_attrs["writer"]
+            time.sleep(0.1)
+        return {"host": "another host", "pid": "?", "path": str(path)}
+    marker.set_user_attr("writer", {"host": HOST, "pid": os.getpid(), "path": str(Path(path).resolve())})
+    return None

@@ -1,0 +1,116 @@
+"""`kt status`: how far a (possibly shared) study has come: trials done, running and failed per host
+and worker process, and the best so far. A built-in plugin: it adds its command through the same
+hook third-party plugins use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kt_cli.errors import BadInput
+from kt_cli.hookspecs import hookimpl
+
+
+@hookimpl
+def kt_register_commands(cli):
+    cli.add_command(status)
+
+
+def find_studies(what: str, storage: str | None) -> tuple[str, list[str]]:
+    """(storage URL, study names) for an artifact directory or a study name (or a prefix of names
+    such as the recipe's name)."""
+    import optuna
+
+    from kt_cli.artifact import MANIFEST, read
+    from kt_cli.scale import ARTIFACT_CLAIM
+    from kt_cli.search import open_storage
+
+    if (Path(what) / MANIFEST).is_file():
+        manifest = read(what)
+        if storage is None and "***" in manifest["storage"]:
+            raise BadInput(f"{what}: the artifact records its storage without the password "
+                           f"({manifest['storage']}); pass --storage URL")
+        storage = storage or manifest["storage"]
+        prefix = f"{manifest['name']}|{manifest['kernel']['source_sha256'][:12]}|"
+        wanted = lambda name: name.startswith(prefix)  # noqa: E731
+    elif storage is None:
+        raise BadInput(f"{what}: not an artifact directory; to name a study, also give --storage URL")
+    else:
+        wanted = lambda name: name == what or name.startswith(what + "|")  # noqa: E731
+    names = [s.study_name for s in optuna.get_all_study_summaries(open_storage(storage), include_best_trial=False)
+             if not s.study_name.startswith(ARTIFACT_CLAIM)]
+    found = sorted(n for n in names if wanted(n))
+    if not found:
+        listed = ", ".join(sorted(names)[:10]) or "none"
+        raise BadInput(f"{what}: no study of that name in {storage}; studies there: {listed}")
+    return storage, found
+
+
+def summarize(study) -> dict:
+    """Per (host, pid): evaluated, failed (a failed candidate or a worker that died mid-trial) and
+    running trials; and the best ok trial so far."""
+    import optuna
+
+    from kt_cli.search import trial_result
+
+    state = optuna.trial.TrialState
+    workers: dict = {}
+    best = None
+    for t in study.get_trials(deepcopy=False):
+        if "duplicate_of" in t.user_attrs or "skipped" in t.user_attrs or t.state == state.WAITING:
+            continue
+        result = trial_result(t)
+        if result is not None and result.failure_kind == "invalid":
+            continue
+        row = workers.setdefault((t.user_attrs.get("host", "?"), t.user_attrs.get("pid", "?")),
+                                 {"done": 0, "failed": 0, "running": 0})
+        if t.state == state.RUNNING:
+            row["running"] += 1
+        elif t.state == state.FAIL:
+            row["failed"] += 1
+            row["done"] += result is not None
+        elif t.state == state.COMPLETE:
+            row["done"] += 1
+            if best is None or t.value < best.value:
+                best = t
+    return {
+        "study": study.study_name,
+        "budget": study.user_attrs.get("budget"),
+        "workers": [{"host": h, "pid": p, **row} for (h, p), row in sorted(workers.items(), key=str)],
+        "best": None if best is None else {"value": best.value, "mode": trial_result(best).mode,
+                                           "params": best.params, "trial": best.number,
+                                           "host": best.user_attrs.get("host"), "pid": best.user_attrs.get("pid")},
+    }
+
+
+@click.command()
+@click.argument("study_or_artifact")
+@click.option("--storage", help="Optuna storage URL (default: the one the artifact records).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def status(study_or_artifact, storage, as_json):
+    """Trials done, running and failed per host and worker, and the best so far, of a study that may
+    still be running (STUDY_OR_ARTIFACT: an artifact directory, a study name or a recipe name)."""
+    import json
+
+    import optuna
+    from tabulate import tabulate
+
+    from kt_cli.format import params, seconds
+    from kt_cli.search import open_storage
+
+    url, names = find_studies(study_or_artifact, storage)
+    store = open_storage(url)
+    summaries = [summarize(optuna.load_study(study_name=n, storage=store)) for n in names]
+    if as_json:
+        click.echo(json.dumps(summaries, indent=2, sort_keys=True, default=str))
+        return
+    for s in summaries:
+        done = sum(w["done"] for w in s["workers"])
+        click.echo(f"{s['study']}: evaluated {done}" + (f" of {s['budget']}" if s["budget"] else ""))
+        click.echo(tabulate([[w["host"], w["pid"], w["done"], w["failed"], w["running"]] for w in s["workers"]],
+                            headers=["host", "pid", "done", "failed", "running"]))
+        best = s["best"]
+        click.echo("best: none yet\n" if best is None else
+                   f"best: {seconds(best['value'], best['mode'])}  {params(best['params'])}  (trial {best['trial']}, "
+                   f"{best['host']} pid {best['pid']})\n")

@@ -1,0 +1,314 @@
+"""Scale-out: several `kt tune` processes share one study in a real PostgreSQL server, a worker killed
+mid-trial has its trial retried by another, and `--workers` pins each worker to its own GPU."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from tests.conftest import ROOT
+
+POSTGRES_URL = os.environ.get("KT_TEST_POSTGRES_URL")
+needs_postgres = pytest.mark.skipif(
+    not POSTGRES_URL, reason="KT_TEST_POSTGRES_URL is unset: no PostgreSQL server (.ci/run starts one)")
+TRIALS = 6
+RECIPE = """
+[kernel]
+generator = "templates"
+name = "softmax"
+
+[problem]
+dtype = "bfloat16"
+shapes = [{{M = 4096, N = 4096}}]
+
+[search]
+trials = 12
+sampler = "tpe"
+seed = 0
+timeout = 120
+
+[search.space]
+BLOCK_N = [512, 1024, 2048, 4096, 8192]
+num_warps = [2, 4, 8, 16]
+num_stages = [1, 2, 3]
+
+[output]
+name = "{name}"
+"""
+
+
+def _recipe(tmp_path):
+    """A one-shape softmax recipe with a name of its own, so each test starts a fresh study."""
+    name = f"scale_{uuid.uuid4().hex[:10]}"
+    path = tmp_path / f"{name}.toml"
+    path.write_text(RECIPE.format(name=name))
+    return name, path
+
+
+def _start_tune(recipe, out_dir, *extra):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "plugins")]),
+           "PYTHONWARNINGS": "ignore"}
+    cmd = [sys.executable, "-c", "from kt_cli.cli import main; main()", "tune", str(recipe),
+           "--target", "nvidia:sm_90", "--trials", str(TRIALS), "--storage", POSTGRES_URL, "--out", str(out_dir),
+           *extra]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _study(name):
+    import optuna
+
+    from kt_cli.search import open_storage
+
+    storage = open_storage(POSTGRES_URL)
+    names = [s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False)
+             if s.study_name.startswith(name + "|")]
+    return optuna.load_study(study_name=names[0], storage=storage) if names else None
+
+
+def _evaluated(study):
+    from kt_cli.search import evaluated
+
+    return evaluated(study)
+
+
+def _finish(procs, timeout=400):
+    outs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=timeout)
+        outs.append((proc.returncode, out, err))
+    return outs
+
+
+def _check_budget_spent_once(name, tmp_path, survivors):
+    """Exactly TRIALS distinct points evaluated; one artifact, written by one process; the others say so."""
+    study = _study(name)
+    done = _evaluated(study)
+    assert len(done) == TRIALS
+    assert len({json.dumps(t.params, sort_keys=True) for t in done}) == TRIALS
+    for code, out, err in survivors:
+        assert code == 0, err[-2000:]
+    written = sorted(tmp_path.glob("out*/*.kt"))
+    assert len(written) == 1
+    assert sum("written by another process" in out for _, out, _ in survivors) == len(survivors) - 1
+    manifest = json.loads((written[0] / "manifest.json").read_text())
+    kinds = manifest["results"][0]["failures"]
+    assert sum(n for kind, n in kinds.items() if kind != "invalid") == TRIALS
+    assert "kt:kt@" not in manifest["storage"]  # the password stays out of the shipped artifact
+    return study, done
+
+
+@needs_postgres
+def test_three_processes_share_one_study_without_losing_or_repeating_a_trial(tmp_path):
+    name, recipe = _recipe(tmp_path)
+    procs = [_start_tune(recipe, tmp_path / f"out{i}") for i in range(3)]
+    try:
+        outs = _finish(procs)
+    finally:
+        for proc in procs:
+            proc.kill()
+    study, done = _check_budget_spent_once(name, tmp_path, outs)
+    assert len({t.user_attrs["pid"] for t in done}) >= 2  # the work was shared
+    results = [json.loads(t.user_attrs["result"]) for t in done]
+    assert {r["worker"]["pid"] for r in results} == {t.user_attrs["pid"] for t in done}
+
+
+@needs_postgres
+def test_worker_killed_mid_trial_has_its_trial_retried_by_another(tmp_path):
+    import optuna
+
+    from kt_cli.search import CLAIM
+
+    name, recipe = _recipe(tmp_path)
+    procs = {}
+    for i in range(3):
+        proc = _start_tune(recipe, tmp_path / f"out{i}")
+        procs[proc.pid] = proc
+    try:
+        victim, killed = None, None
+        deadline = time.monotonic() + 300
+        while victim is None and time.monotonic() < deadline:
+            study = _study(name)
+            running = [] if study is None else study.get_trials(deepcopy=False,
+                                                                states=(optuna.trial.TrialState.RUNNING,))
+            for t in running:
+                if t.user_attrs.get(CLAIM) == t.number and t.user_attrs.get("pid") in procs:
+                    victim, killed = procs.pop(t.user_attrs["pid"]), t.number
+                    victim.send_signal(signal.SIGKILL)
+                    break
+            time.sleep(0.2)
+        assert victim is not None, "no process started evaluating a candidate within 300 s"
+        victim.wait()
+        outs = _finish(procs.values())
+    finally:
+        for proc in procs.values():
+            proc.kill()
+    study, done = _check_budget_spent_once(name, tmp_path, outs)
+    trials = study.get_trials(deepcopy=False)
+    dead = trials[killed]
+    assert dead.state == optuna.trial.TrialState.FAIL and "result" not in dead.user_attrs
+    retries = [t for t in done if t.system_attrs.get("failed_trial") == killed]
+    assert len(retries) == 1 and retries[0].params == dead.params
+    assert retries[0].user_attrs["pid"] in procs
+
+    from click.testing import CliRunner
+
+    from kt_cli.cli import cli
+    from kt_cli.plugins import load_plugins
+
+    load_plugins().hook.kt_register_commands(cli=cli)
+    artifact = next(tmp_path.glob("out*/*.kt"))
+    shown = CliRunner().invoke(cli, ["status", str(artifact), "--storage", POSTGRES_URL])
+    assert shown.exit_code == 0, shown.output
+    assert f"evaluated {TRIALS} of {TRIALS}" in shown.output
+    victim_row = next(line.split() for line in shown.output.splitlines() if f" {victim.pid} " in f" {line} ")
+    assert victim_row[-2:] == ["1", "0"]  # its trial failed, nothing left running
+    assert "best: ~" in shown.output and "(est)" in shown.output
+    unknown = CliRunner().invoke(cli, ["status", str(artifact)])  # the artifact keeps no password
+    assert unknown.exit_code == 2 and "pass --storage URL" in unknown.output
+
+
+def test_concurrent_drivers_take_exactly_the_budget_of_distinct_points(tmp_path):
+    """Four drivers of one study, slow candidates, a budget that does not divide among them: nobody
+    overshoots the budget or evaluates a point another one has."""
+    import threading
+
+    import optuna
+
+    from kt_cli.search import StudyRun, evaluated, open_storage
+    from kt_cli.space import SearchSpace, parse_param
+    from kt_cli.types import TrialResult
+
+    space = SearchSpace((parse_param("BLOCK", [16, 32, 64, 128, 256, 512], "t"),
+                         parse_param("warps", [1, 2, 4, 8], "t")), ())
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+
+    def evaluate(params):
+        time.sleep(0.3)
+        return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "estimated", value=params["BLOCK"] * 1e-6)
+
+    errors = []
+
+    def drive(seed):
+        try:
+            StudyRun("s", open_storage(url), space, env=lambda p: p, evaluate=evaluate,
+                     invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1}, "estimated"),
+                     budget=5, sampler="random", seed=seed).run(None)
+        except BaseException as exc:  # reported below: a thread's exception would be lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=drive, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors
+    done = evaluated(optuna.load_study(study_name="s", storage=open_storage(url)))
+    assert len(done) == 5
+    assert len({json.dumps(t.params, sort_keys=True) for t in done}) == 5
+
+
+def test_workers_share_the_default_study_and_the_parent_writes_the_artifact(tmp_path):
+    """Static mode (no GPU): `--workers 2` runs two evaluators on the CPU against one study."""
+    import optuna
+
+    from kt_cli.search import evaluated, open_storage
+
+    name, recipe = _recipe(tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "plugins")]),
+           "PYTHONWARNINGS": "ignore"}
+    done = subprocess.run([sys.executable, "-c", "from kt_cli.cli import main; main()", "tune", str(recipe),
+                           "--target", "nvidia:sm_90", "--trials", str(TRIALS), "--workers", "2",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=400)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"wrote {tmp_path / 'out' / name}.kt" in done.stdout
+    storage = open_storage(f"sqlite:///{tmp_path / 'out' / name}.study.db")
+    (study_name,) = [s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False)]
+    trials = evaluated(optuna.load_study(study_name=study_name, storage=storage))
+    assert len(trials) == TRIALS
+    assert len({json.dumps(t.params, sort_keys=True) for t in trials}) == TRIALS
+    assert len({t.user_attrs["pid"] for t in trials}) == 2
+
+
+class FakeGpus:
+    """A vendor plugin with two devices present, pinned through a variable of its own."""
+
+    from kt_cli.hookspecs import hookimpl
+
+    @hookimpl
+    def kt_detect_devices(self):
+        from kt_cli.types import Device
+
+        return [Device("fakevendor", i, "Fake GPU", "fakevendor:x1") for i in range(2)]
+
+    @hookimpl
+    def kt_device_env(self, device):
+        return {"FAKE_VISIBLE_DEVICES": str(device.index)} if device.vendor == "fakevendor" else None
+
+
+def test_workers_are_pinned_one_per_gpu_through_the_vendor_plugin(plugin):
+    from kt_cli.errors import BadInput
+    from kt_cli.scale import worker_count, worker_envs
+
+    assert worker_count("auto") == 1  # no GPU on this host
+    plugin(FakeGpus(), "fake-gpus")
+    assert worker_count("auto") == 2
+    assert worker_envs(2) == [{"FAKE_VISIBLE_DEVICES": "0"}, {"FAKE_VISIBLE_DEVICES": "1"}]
+    with pytest.raises(BadInput, match="3 workers need 3 GPUs"):
+        worker_envs(3)
+    with pytest.raises(BadInput, match="--workers: must be a positive number or auto"):
+        worker_count("0")
+
+
+def test_nvidia_and_amd_pin_with_their_own_variables():
+    from kt_cli.types import Device
+    from vendor_amd import plugin as amd
+    from vendor_nvidia import plugin as nvidia
+
+    assert nvidia.kt_device_env(Device("nvidia", 1, "H100", "nvidia:sm_90")) == {"CUDA_VISIBLE_DEVICES": "1"}
+    assert amd.kt_device_env(Device("amd", 3, "MI300X", "amd:gfx942")) == {"HIP_VISIBLE_DEVICES": "3"}
+    assert nvidia.kt_device_env(Device("amd", 3, "MI300X", "amd:gfx942")) is None
+
+
+def test_journal_study_retries_a_trial_left_running_by_a_dead_process(tmp_path):
+    """Journal files have no heartbeats: a trial whose process on this host is gone is failed and retried."""
+    import optuna
+
+    from kt_cli.recipe import load_recipe
+    from kt_cli.search import CLAIM, HOST, evaluated
+    from kt_cli.tune import tune
+
+    _, recipe_path = _recipe(tmp_path)
+    recipe = load_recipe(recipe_path)
+    journal = str(tmp_path / "study.log")
+    tune(recipe, ("nvidia:sm_90",), trials=2, out_dir=tmp_path / "out", storage=journal)
+    storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(journal))
+    (name,) = [s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False)
+               if not s.study_name.startswith("kt-artifact|")]
+    study = optuna.load_study(study_name=name, storage=storage)
+    tried = [t.params for t in evaluated(study)]
+    point = next(p for p in ({"BLOCK_N": 4096, "num_warps": 4, "num_stages": 2},
+                             {"BLOCK_N": 2048, "num_warps": 4, "num_stages": 1},
+                             {"BLOCK_N": 8192, "num_warps": 8, "num_stages": 3}) if p not in tried)
+    study.enqueue_trial(point)
+    lost = study.ask()
+    space = {"BLOCK_N": [512, 1024, 2048, 4096, 8192], "num_warps": [2, 4, 8, 16], "num_stages": [1, 2, 3]}
+    for name, choices in space.items():
+        lost.suggest_categorical(name, choices)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    for key, value in (("host", HOST), ("pid", gone.pid), (CLAIM, lost.number)):
+        lost.set_user_attr(key, value)
+
+    path, _, tally = tune(recipe, ("nvidia:sm_90",), trials=3, out_dir=tmp_path / "out", storage=journal)
+
+    assert tally.written_by is None and (path / "manifest.json").is_file()
+    trials = study.get_trials(deepcopy=False)
+    assert trials[lost.number].state == optuna.trial.TrialState.FAIL
+    done = evaluated(study)
+    assert len(done) == 3
+    assert [t.params for t in done if t.system_attrs.get("failed_trial") == lost.number] == [point]
