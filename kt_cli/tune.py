@@ -296,6 +296,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     storage_url = storage or default_storage(recipe, out_dir)
     # Processes sharing a study must not all propose the same points: each gets its own sampler seed.
     shared = storage is not None or workers > 1
+    recipe_generator(recipe)  # an unknown generator is named before anything else
     plans = plan_targets(recipe, requested_targets)
     source = kernel_source(recipe, plans, out_dir)  # built once: workers share it (an llm loop runs once)
     if workers > 1:
@@ -327,13 +328,17 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     return path, results, tally
 
 
-def kernel_source(recipe: Recipe, plans: list, out_dir: Path):
-    """The generator's kernel module; a generator whose build() takes `context` gets a BuildContext."""
+def recipe_generator(recipe: Recipe):
     generators = plugins.generators()
     if recipe.generator not in generators:
         raise BadInput(f"{recipe.path}: kernel.generator: unknown generator {recipe.generator!r}; "
                        f"must be one of: {', '.join(sorted(generators))}")
-    generator = generators[recipe.generator]
+    return generators[recipe.generator]
+
+
+def kernel_source(recipe: Recipe, plans: list, out_dir: Path):
+    """The generator's kernel module; a generator whose build() takes `context` gets a BuildContext."""
+    generator = recipe_generator(recipe)
     if "context" in inspect.signature(generator.build).parameters:
         return generator.build(recipe.kernel, recipe.path, context=BuildContext(recipe, tuple(plans), out_dir))
     return generator.build(recipe.kernel, recipe.path)
