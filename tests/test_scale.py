@@ -166,7 +166,8 @@ def test_worker_killed_mid_trial_has_its_trial_retried_by_another(tmp_path):
     assert shown.exit_code == 0, shown.output
     assert f"evaluated {TRIALS} of {TRIALS}" in shown.output
     victim_row = next(line.split() for line in shown.output.splitlines() if f" {victim.pid} " in f" {line} ")
-    assert victim_row[-2:] == ["1", "0"]  # its trial failed, nothing left running
+    # its trials in flight (one per compile worker, plus one) failed; nothing is left running
+    assert int(victim_row[-2]) >= 1 and victim_row[-1] == "0"
     assert "best: ~" in shown.output and "(est)" in shown.output
     unknown = CliRunner().invoke(cli, ["status", str(artifact)])  # the artifact keeps no password
     assert unknown.exit_code == 2 and "pass --storage URL" in unknown.output
