@@ -61,7 +61,7 @@ def tune_recipe(name: str, trials: int, out: Path) -> dict:
             "artifact": str(path), "results": manifest["results"]}
 
 
-def stability(artifact: str, processes: int) -> list[dict]:
+def stability(artifact: str, processes: int, shapes: int) -> list[dict]:
     """The best config of each problem re-measured in `processes` fresh worker processes."""
     from kt_cli.artifact import read
     from kt_cli.kernel import KernelSource
@@ -74,7 +74,7 @@ def stability(artifact: str, processes: int) -> list[dict]:
                           manifest["kernel"]["name"], manifest["kernel"]["functions"])
     device = devices()[0]
     out = []
-    for entry in manifest["results"]:
+    for entry in manifest["results"][:shapes]:
         if not entry["params"]:
             continue
         candidate = Candidate(source.path, entry["params"], device.target, entry["shape"], manifest["dtype"],
@@ -96,6 +96,7 @@ def main() -> None:
     parser.add_argument("--kernels", required=True, help="comma-separated recipe names under recipes/")
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--stability", type=int, default=0, help="fresh processes for the stability check")
+    parser.add_argument("--stability-shapes", type=int, default=1, help="problems of each recipe checked for stability")
     parser.add_argument("--compile-anchor", action="store_true", help="also time torch.compile of each op")
     parser.add_argument("--autotune", action="store_true", help="time Triton's autotune for matmul recipes")
     parser.add_argument("--json", required=True)
@@ -113,7 +114,7 @@ def main() -> None:
             entry["anchors"] = anchors.for_recipe(name, entry, compile_anchor=args.compile_anchor,
                                                   autotune=args.autotune)
             if args.stability:
-                entry["stability"] = stability(entry["artifact"], args.stability)
+                entry["stability"] = stability(entry["artifact"], args.stability, args.stability_shapes)
         except Exception as exc:  # one kernel's failure is reported, the others still run
             entry = {"recipe": name, "error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()[-2000:]}
             print(entry["trace"], flush=True)
