@@ -26,7 +26,6 @@ def collect(studies) -> list[dict]:
 
     out = []
     for plan, shape, study in studies:
-        results = [r for r in (trial_result(t) for t in study.get_trials(deepcopy=False)) if r is not None]
         firsts = [trial_result(t) for t in study.get_trials(deepcopy=False) if "duplicate_of" not in t.user_attrs]
         firsts = [r for r in firsts if r is not None]
         kinds: dict = {}
@@ -44,7 +43,6 @@ def collect(studies) -> list[dict]:
             "best": best,
             "failures": kinds,
             "trials": firsts,
-            "all": results,
         })
     return out
 
@@ -103,7 +101,7 @@ def write(out_dir: Path, recipe, source, results: list[dict], plans, storage_url
         shutil.copyfile(source.path, tmp / source_file)
         with open(tmp / TRIALS, "w") as f:
             for r in results:
-                for t in r["all"]:
+                for t in r["trials"]:  # each point once: a duplicate proposal is answered, not run
                     f.write(json.dumps(t.to_json(), sort_keys=True) + "\n")
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         if final.exists():

@@ -63,6 +63,7 @@ def probe(source, dtype: str, shapes: list, verify_shapes: list) -> dict:
         "flops": [kernel.count("flops", s, dtype) for s in shapes],
         "bytes": [kernel.count("bytes_moved", s, dtype) for s in shapes],
         "peak_dtype": (kernel.attr("PEAK_DTYPE", {}) or {}).get(dtype, dtype),
+        "seeds": [dict(seed) for seed in kernel.attr("SEEDS", []) or []],
     }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import inspect
+import itertools
 import json
 import os
 import platform
@@ -210,6 +211,7 @@ class StudyRun:
     on_result: Callable[[TrialResult], None] = lambda r: None
     worker: dict = field(default_factory=dict)  # host, pid, device: kept in every result evaluated here
     found_complete: bool = False  # the budget was already spent when this process opened the study
+    seeds: tuple = ()  # known-good points a new study evaluates first (the kernel's SEEDS)
 
     def run(self, valid_points: int | None, in_flight: int = 1) -> object:
         """Evaluate up to the budget, `in_flight` candidates at once from this process (threads, each
@@ -233,7 +235,26 @@ class StudyRun:
             trial.set_user_attr(SKIPPED, why)
             raise optuna.TrialPruned(why)
 
+        active: set[int] = set()  # trial numbers this process is running
+        active_lock = threading.Lock()
+
         def objective(trial):
+            # On SQLite two threads can pop the same queued trial; the second waits for the first and
+            # then ends without evaluating (its tell fails, and drive() passes over that).
+            with active_lock:
+                twin = trial.number in active
+                active.add(trial.number)
+            if twin:
+                while trial.number in active:
+                    time.sleep(POLL_S)
+                raise optuna.TrialPruned()
+            try:
+                return evaluate_trial(trial)
+            finally:
+                with active_lock:
+                    active.discard(trial.number)
+
+        def evaluate_trial(trial):
             trial.set_user_attr("host", self.worker.get("host", HOST))
             trial.set_user_attr("pid", os.getpid())
             params = {p.name: p.suggest(trial) for p in self.space.params}
@@ -283,6 +304,8 @@ class StudyRun:
         lock = threading.Lock()
         first = Ledger.read(study)
         self.found_complete = first.spent >= limit or exhausted(first)
+        if not study.get_trials(deepcopy=False):
+            self._enqueue_seeds(study)
 
         def drive() -> None:
             while True:
@@ -299,7 +322,11 @@ class StudyRun:
                     self._fail_dead_trials(study)
                     time.sleep(POLL_S)
                     continue
-                study.optimize(objective, n_trials=1, catch=(CandidateFailed,), gc_after_trial=False)
+                try:
+                    study.optimize(objective, n_trials=1, catch=(CandidateFailed,), gc_after_trial=False)
+                except (ValueError, optuna.exceptions.UpdateFinishedTrialError) as exc:
+                    if "Cannot tell" not in str(exc) and "finished" not in str(exc):
+                        raise
 
         errors: list[BaseException] = []
 
@@ -339,6 +366,21 @@ class StudyRun:
             except (ValueError, optuna.exceptions.UpdateFinishedTrialError):
                 continue  # another process on this host failed it first
             retry_callback()(study, t)
+
+    def _enqueue_seeds(self, study) -> None:
+        """A new study evaluates the kernel's known-good points first (its SEEDS), where they fit the
+        space and its constraints; a parameter a seed leaves out takes the space's first value."""
+        names = {p.name: p for p in self.space.params}
+        for seed in self.seeds:
+            if not set(seed) <= set(names) or any(v not in names[n].all_values() for n, v in seed.items()):
+                continue
+            missing = [n for n in names if n not in seed]
+            fills = itertools.islice(itertools.product(*(names[n].all_values() for n in missing)), 1000)
+            for fill in fills:  # the first values of the missing parameters that meet the constraints
+                point = {**seed, **dict(zip(missing, fill))}
+                if self.space.violated(self.env(point)) is None:
+                    study.enqueue_trial({n: point[n] for n in names}, skip_if_exists=True)
+                    break
 
     def _enqueue_untried(self, study, seen: dict, rng: random.Random) -> None:
         """The sampler keeps proposing tried points: hand it a valid untried one (small spaces)."""

@@ -387,7 +387,7 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
                         "invalid", p, _plan.spec.name, _shape, _plan.mode, message=why),
                     budget=recipe.search.trials, sampler=recipe.search.sampler,
                     seed=scale.sampler_seed(recipe.search.seed) if shared else recipe.search.seed,
-                    on_result=on_result, worker=scale.whoami(plan))
+                    on_result=on_result, worker=scale.whoami(plan), seeds=tuple(info.get("seeds", ())))
                 studies.append((plan, shape, run.run(valid, evaluator.in_flight)))
                 tally.found_complete = tally.found_complete and run.found_complete
     finally:

@@ -45,6 +45,19 @@ CONSTRAINTS = [
     "fp8_e4m3 == 1 or dtype_bytes > 1",
 ]
 VERIFY_SHAPES = [{"M": 67, "N": 45, "K": 80}, {"M": 128, "N": 96, "K": 64}]
+# Evaluated first in a new study: the config list of Triton's matmul tutorial (what @triton.autotune
+# users start from), then split-K and persistent starting points. The search goes on from there.
+SEEDS = [
+    {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 0,
+     "num_stages": s, "num_warps": w}
+    for m, n, k, s, w in [(128, 256, 64, 3, 8), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
+                          (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 5, 2), (32, 64, 32, 5, 2)]
+] + [
+    {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 4, "PROGRAMS_PER_UNIT": 0,
+     "num_stages": 3, "num_warps": 4},
+    {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1,
+     "num_stages": 3, "num_warps": 8},
+]
 TOLERANCE = {"float32": 2e-3}  # tl.dot takes fp32 inputs as tf32 on tensor cores
 PEAK_DTYPE = {"float32": "tfloat32"}  # so % of peak compares fp32 GEMMs with the tf32 tensor-core peak
 
