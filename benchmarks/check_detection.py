@@ -70,7 +70,7 @@ def main() -> None:
                 if "kernel" not in out:
                     runs[name].append({"error": out.get("message")})
                     continue
-                stored = entry["stats"]["speedup"]
+                stored = entry["stats"].get("check_speedup") or entry["stats"]["speedup"]
                 verdicts = {t: decide(out["kernel"], out["baseline"], stored, t) for t in thresholds}
                 runs[name].append({"kernel_median": sorted(out["kernel"])[len(out["kernel"]) // 2],
                                    "slowdown": verdicts[thresholds[0]].slowdown,

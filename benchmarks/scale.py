@@ -34,7 +34,8 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None) -> dic
                "--trials", str(trials), "--workers", str(workers), "--storage", storage, "--out", tmp]
         if target:
             cmd += ["--target", target]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "plugins")])}
+        paths = [str(ROOT), str(ROOT / "plugins")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
         started = time.perf_counter()
         done = subprocess.run(cmd, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - started

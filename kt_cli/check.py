@@ -177,7 +177,8 @@ def check_artifact(manifest: dict, threshold: float, samples) -> list[Outcome]:
         if entry["mode"] == "estimated":
             outcomes.append(Outcome(**base, status="estimated", message="estimated in the artifact: not checked"))
             continue
-        stored = (entry.get("stats") or {}).get("speedup")
+        # the ratio kt tune measured with this same interleaved protocol; older artifacts have only speedup
+        stored = (entry.get("stats") or {}).get("check_speedup") or (entry.get("stats") or {}).get("speedup")
         if not isinstance(stored, (int, float)) or stored <= 0:
             raise BadInput(f"{path}: results[{entry['target']} {entry['shape_key']}].stats.speedup: missing or "
                            "not positive in a measured result; the artifact is damaged, re-run kt tune")

@@ -310,6 +310,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         source, plans, studies, tally = run_studies(recipe, requested_targets, storage_url, shared, progress,
                                                     source=source)
     results = artifact.collect(studies)
+    pair_with_reference(results, source, recipe)
     missing = [f"{r['target']} {shape_key(r['shape'])}" for r in results if r["best"] is None]
     if len(missing) == len(results):
         raise JobFailed(f"no candidate passed verification for any target and problem "
@@ -326,6 +327,33 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     if missing:
         raise JobFailed(f"wrote {path}, but no candidate passed verification for: {'; '.join(missing)}")
     return path, results, tally
+
+
+def pair_with_reference(results: list[dict], source, recipe: Recipe) -> None:
+    """Time each measured winner interleaved with its reference op, exactly as `kt check` will, and
+    keep that ratio (stats.check_speedup): check then compares like with like. The tuning figures
+    (flushed, CI-driven medians) stay as they are."""
+    from kt_cli.check import ROUNDS, SEED
+    from kt_cli.worker import Worker
+
+    measured = [r for r in results if r["mode"] == "measured" and r["best"] is not None]
+    if not measured:
+        return
+    with Worker({"TRITON_INTERPRET": "0"}) as worker:
+        for r in measured:
+            best = r["best"]
+            try:
+                out = worker.call("recheck", {
+                    "source": source, "target": plugins.target(r["target"]), "device_index": r["device"]["index"],
+                    "shape": best.shape, "params": best.params, "dtype": recipe.problem.dtype, "seed": SEED,
+                    "tolerance": recipe.problem.tolerance, "verify_shapes": [],
+                    "method": best.stats.get("method", "events"), "rounds": ROUNDS}, recipe.search.timeout)
+            except WorkerFailure:
+                continue  # check falls back to stats.speedup
+            ratios = sorted(k / b for k, b in zip(out["kernel"], out["baseline"]) if b > 0)
+            if ratios:
+                stats = {**best.stats, "check_speedup": 1.0 / ratios[len(ratios) // 2]}
+                r["best"] = dataclasses.replace(best, stats=stats)
 
 
 def recipe_generator(recipe: Recipe):
