@@ -75,6 +75,7 @@ def _entry(r: dict) -> dict:
         "resources": best.resources if best else {},
         "trials": sum(n for kind, n in r["failures"].items() if kind != "invalid"),
         "failures": r["failures"],
+        "profile": r.get("profile"),
     }
 
 

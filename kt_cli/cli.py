@@ -69,7 +69,9 @@ def _progress_printer():
 @click.option("--seed", type=int, help="Sampler and input seed.")
 @click.option("--workers", default="1", metavar="N|auto",
               help="Worker processes sharing the study, one per GPU (auto: one per GPU present).")
-def tune(recipe, targets, trials, timeout, out_dir, storage, seed, workers):
+@click.option("--profile", "profile", type=click.IntRange(min=0), default=0, metavar="K",
+              help="Profile the best K candidates of each measured problem (Nsight Compute when present).")
+def tune(recipe, targets, trials, timeout, out_dir, storage, seed, workers, profile):
     """Search, verify and time RECIPE's kernel; write the tuned artifact."""
     from tabulate import tabulate
 
@@ -80,7 +82,7 @@ def tune(recipe, targets, trials, timeout, out_dir, storage, seed, workers):
 
     parsed = load_recipe(recipe)
     path, results, tally = run(parsed, targets, trials, timeout, out_dir, storage, seed, _progress_printer(),
-                               worker_count(workers))
+                               worker_count(workers), profile)
     if sys.stderr.isatty():
         click.echo("", err=True)
     if tally.written_by is not None:
@@ -106,7 +108,7 @@ def show(artifact, as_json):
     from tabulate import tabulate
 
     from kt_cli.artifact import read
-    from kt_cli.format import RESULT_HEADERS, info, result_rows
+    from kt_cli.format import RESULT_HEADERS, info, params, result_rows, seconds
 
     manifest = read(artifact)
     if as_json:
@@ -123,6 +125,13 @@ def show(artifact, as_json):
     if res:
         click.echo("\n" + tabulate(res, headers=["target", "problem", "registers", "shared B", "spill B",
                                                   "occupancy", "limited by", "vendor details"]))
+    profiled = [[e["target"], e["shape_key"], seconds(p["seconds"]), params(p["params"]),
+                 info({k: v for k, v in p["counters"].items() if k != "top_stalls"}),
+                 ", ".join(p["counters"].get("top_stalls", []))]
+                for e in manifest["results"] for p in (e.get("profile") or [])]
+    if profiled:
+        click.echo("\nprofiler counters (kt tune --profile)\n" + tabulate(
+            profiled, headers=["target", "problem", "time", "params", "counters", "top stalls"]))
 
 
 @cli.command(name="plugins")

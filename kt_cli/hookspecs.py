@@ -78,6 +78,13 @@ def kt_timer(device: Any) -> Any:
     """Return a Timer for a present Device (see kt_cli.measure.Timer), or None to decline."""
 
 
+@hookspec(firstresult=True)
+def kt_profile(device: Any, command: list, kernel_names: list) -> dict | None:
+    """Run `command` (a process that launches the kernel a few times) under the vendor's profiler and
+    return counters of the kernels named (occupancy, DRAM/L2 throughput, tensor-pipe use, top stall
+    reasons) as {name: value}, or None when this vendor has no profiler here (or `device` is not its)."""
+
+
 # --- observers ----------------------------------------------------------------
 
 

@@ -279,7 +279,7 @@ def study_name(recipe: Recipe, plan: TargetPlan, shape: dict, source_hash: str) 
 
 def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | None = None,
          timeout: float | None = None, out_dir: Path | None = None, storage: str | None = None,
-         seed: int | None = None, progress=None, workers: int = 1):
+         seed: int | None = None, progress=None, workers: int = 1, profile: int = 0):
     """Run every study of the recipe and write the artifact. Returns (artifact path, results, tally);
     `tally.written_by` names the process that wrote it when another process sharing the study did."""
     from kt_cli import artifact, scale
@@ -311,6 +311,10 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
                                                     source=source)
     results = artifact.collect(studies)
     pair_with_reference(results, source, recipe)
+    if profile:
+        from kt_cli.profile import profile_results
+
+        profile_results(results, source, recipe, profile)
     missing = [f"{r['target']} {shape_key(r['shape'])}" for r in results if r["best"] is None]
     if len(missing) == len(results):
         raise JobFailed(f"no candidate passed verification for any target and problem "

@@ -138,3 +138,12 @@ def kt_timer(device):
 
     l2 = device.info.get("l2_bytes") or ARCHS.get(device.target.split(":")[1], {}).get("l2_bytes", 64 * 2**20)
     return DeviceEventTimer(flush_bytes=max(2 * l2, 64 * 2**20), name="cuda-events")
+
+
+@hookimpl
+def kt_profile(device, command, kernel_names):
+    from vendor_nvidia import ncu
+
+    if device is None or device.vendor != VENDOR or not ncu.ncu_available():
+        return None
+    return ncu.profile(command, kernel_names)

@@ -1,0 +1,68 @@
+"""`kt tune --profile K`: the best K candidates of each measured problem, run once more under the
+vendor's profiler (kt_profile hook); the counters go into the artifact and `kt show`.
+
+The profiled process is `python -m kt_cli.profile SPEC.json`: it loads the kernel module, makes the
+inputs and launches the candidate a few times, nothing else, so the profiler sees only its kernels."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+
+
+def profile_results(results: list[dict], source, recipe, k: int) -> None:
+    """Add "profile": [{params, counters}] to each measured result (best first)."""
+    from kt_cli import plugins
+    from kt_cli.execute import split_params
+
+    pm = plugins.load_plugins()
+    present = {(d.target, d.index): d for d in plugins.devices()}
+    for r in results:
+        if r["mode"] != "measured" or not r["device"]:
+            continue
+        device = present.get((r["target"], r["device"]["index"]))
+        ok = sorted((t for t in r["trials"] if t.ok and t.value is not None), key=lambda t: t.value)[:k]
+        spec = plugins.target(r["target"])
+        r["profile"] = []
+        for trial in ok:
+            params, options = split_params(trial.params, spec.launch_options)
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+                json.dump({"source": source.path, "functions": source.functions, "shape": trial.shape,
+                           "dtype": recipe.problem.dtype, "params": params, "options": options}, f)
+            command = [sys.executable, "-m", "kt_cli.profile", f.name]
+            try:
+                counters = pm.hook.kt_profile(device=device, command=command, kernel_names=_jit_names(source))
+            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:  # a profile is extra: keep the run
+                counters = {"error": str(exc)[:500]}
+            if counters is None:
+                r["profile"] = None  # no profiler for this vendor here
+                break
+            r["profile"].append({"params": trial.params, "seconds": trial.value, "counters": counters})
+
+
+def _jit_names(source) -> list[str]:
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(source.path).read_text())
+    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+            and any("jit" in ast.unparse(d) for d in n.decorator_list)]
+
+
+def _launch_from_spec(path: str, repeats: int = 3) -> None:
+    import torch
+
+    from kt_cli.kernel import Kernel, KernelSource, Tensors
+
+    spec = json.loads(open(path).read())
+    kernel = Kernel.load(KernelSource(spec["source"], "profile", "profile", spec["functions"]))
+    inputs = kernel.make_inputs(spec["shape"], spec["dtype"], Tensors("cuda", 0))
+    for _ in range(repeats):
+        kernel.launch(inputs, spec["params"], spec["options"])
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    _launch_from_spec(sys.argv[1])
