@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,8 +12,9 @@ from kt_cli import plugins
 from kt_cli.errors import BadInput, JobFailed
 from kt_cli.recipe import Recipe
 from kt_cli.space import SearchSpace, check_feasible, compile_constraint, constraint_env, parse_param
-from kt_cli.types import Candidate, TargetSpec, TrialResult, shape_key
-from kt_cli.worker import WorkerFailure, WorkerPool
+from kt_cli.types import TargetSpec, TrialResult, shape_key
+from kt_cli.evaluate import Evaluator
+from kt_cli.worker import WorkerFailure
 
 
 @dataclass(frozen=True)
@@ -125,127 +125,6 @@ class Tally:
         key = (result.target, shape_key(result.shape))
         if result.ok and (key not in self.best or result.value < self.best[key]):
             self.best[key] = result.value
-
-
-class Evaluator:
-    """Runs candidates through worker pools: cross-compile (CPU), verify under the interpreter (CPU)
-    or verify and time (the device). Several candidates are in flight at once, so the compile pool
-    works ahead while the device measures."""
-
-    def __init__(self, source, recipe: Recipe, verify_shapes: list, timeout: float, compile_workers: int = 0):
-        self.source, self.recipe, self.verify_shapes, self.timeout = source, recipe, verify_shapes, timeout
-        cpus = os.cpu_count() or 2
-        self.compile_pool = WorkerPool(compile_workers or max(1, min(4, cpus - 1)), {"TRITON_INTERPRET": "0"})
-        self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})
-        self.device = WorkerPool(1, {"TRITON_INTERPRET": "0"})
-        self._verified: dict = {}
-        self.counts: dict = {}  # shape key -> (flops, bytes moved), from the probe
-        self.peak_dtype = recipe.problem.dtype  # which peak the kernel's FLOPs run at, from the probe
-
-    @property
-    def in_flight(self) -> int:
-        """Candidates evaluated at once: enough to keep the compile pool busy ahead of the device."""
-        return len(self.compile_pool.workers) + 1
-
-    def close(self) -> None:
-        for pool in (self.compile_pool, self.interpreter, self.device):
-            pool.stop()
-
-    def use(self, source) -> None:
-        """Evaluate another kernel module with the same (warm) workers; a generator that searches over
-        modules calls this, then probe(), once per module."""
-        self.source, self._verified, self.counts = source, {}, {}
-        self.verify_shapes = list(self.recipe.problem.verify_shapes)
-
-    def probe(self, shapes: list) -> dict:
-        try:
-            info = self.interpreter.call("probe", {"source": self.source, "dtype": self.recipe.problem.dtype,
-                                                   "shapes": shapes, "verify_shapes": self.verify_shapes},
-                                         self.timeout)
-        except WorkerFailure as exc:
-            raise BadInput(exc.message if exc.kind == "bad_input" else
-                           f"{self.source.path}: checking the kernel module failed: {exc.kind}: {exc.message}") from None
-        self.verify_shapes = info["verify_shapes"]
-        self.counts = {shape_key(s): (f, b) for s, f, b in zip(shapes, info["flops"], info["bytes"])}
-        self.peak_dtype = info.get("peak_dtype") or self.recipe.problem.dtype
-        return info
-
-    def evaluate(self, plan: TargetPlan, shape: dict, params: dict) -> TrialResult:
-        candidate = Candidate(self.source.path, params, plan.spec.name, shape, self.recipe.problem.dtype, plan.mode,
-                              tuple(self.verify_shapes))
-        started = time.perf_counter()
-        base = dict(params=params, target=plan.spec.name, shape=shape, mode=plan.mode)
-        try:
-            if plan.mode == "estimated":
-                out = self._estimate(candidate, plan.spec)
-            else:
-                out = self._measure(candidate, plan)
-        except WorkerFailure as exc:
-            if exc.kind == "bad_input":
-                exc = WorkerFailure("crash", exc.message)
-            return TrialResult(exc.kind, message=exc.message, seconds=time.perf_counter() - started,
-                               resources=getattr(exc, "resources", {}), **base)
-        result = TrialResult("ok", seconds=time.perf_counter() - started, **base, **out)
-        return self._with_rates(result, plan)
-
-    def _with_rates(self, result: TrialResult, plan: TargetPlan) -> TrialResult:
-        """Add FLOP/s, bytes/s and the fraction of peak; above 100% of peak is a measurement error."""
-        flops, moved = self.counts.get(shape_key(result.shape), (0.0, 0.0))
-        peaks = plan.peaks
-        rates = {"flops_per_s": flops / result.value, "bytes_per_s": moved / result.value}
-        fractions = [rates["bytes_per_s"] / peaks["dram_bytes_per_s"]] if moved and "dram_bytes_per_s" in peaks else []
-        if flops and self.peak_dtype in peaks:
-            fractions.append(rates["flops_per_s"] / peaks[self.peak_dtype])
-        rates["fraction_of_peak"] = max(fractions) if fractions else None
-        stats = {**result.stats, **rates}
-        if rates["fraction_of_peak"] and rates["fraction_of_peak"] > 1.0 and plan.mode == "measured":
-            return dataclasses.replace(result, failure_kind="wrong", value=None, stats=stats, message=(
-                f"measured {rates['fraction_of_peak']:.0%} of the device's peak: a measurement error, not a win"))
-        return dataclasses.replace(result, stats=stats)
-
-    def _compile(self, candidate: Candidate, spec: TargetSpec) -> dict:
-        return self.compile_pool.call("compile", {"source": self.source, "candidate": candidate, "target": spec},
-                                      self.timeout, restart_on=("crash", "timeout"))
-
-    def _estimate(self, candidate: Candidate, spec: TargetSpec) -> dict:
-        compiled = self._compile(candidate, spec)
-        from kt_cli.execute import split_params
-
-        kernel_params, _ = split_params(candidate.params, spec.launch_options)
-        key = tuple(sorted(kernel_params.items()))
-        if key not in self._verified:
-            try:
-                self._verified[key] = self.interpreter.call("verify", {
-                    "source": self.source, "params": kernel_params, "options": {}, "shapes": self.verify_shapes,
-                    "dtype": candidate.dtype, "seed": self.recipe.search.seed, "tolerance": self.recipe.problem.tolerance,
-                }, self.timeout, restart_on=("crash", "timeout"))
-            except WorkerFailure as exc:
-                exc.resources = compiled["resources"]
-                self._verified[key] = exc
-        verified = self._verified[key]
-        if isinstance(verified, WorkerFailure):
-            raise verified
-        estimate = compiled["estimate"]
-        return {"value": estimate["seconds"], "stats": {"estimate": estimate, "programs": compiled["programs"]},
-                "resources": compiled["resources"], "verification": verified}
-
-    def _measure(self, candidate: Candidate, plan: TargetPlan) -> dict:
-        # Cross-compiling first (in the CPU pool, ahead of the device) rejects over-limit candidates before
-        # they reach the GPU and records their registers, shared memory and spills.
-        compiled = self._compile(candidate, plan.spec)
-        try:
-            out = self.device.call("measure", {
-                "source": self.source, "candidate": candidate, "target": plan.spec, "seed": self.recipe.search.seed,
-                "tolerance": self.recipe.problem.tolerance, "verify_shapes": self.verify_shapes,
-            }, self.timeout, restart_on=("crash", "timeout"))  # a device fault poisons the context: start clean
-        except WorkerFailure as exc:
-            exc.resources = compiled["resources"]
-            raise
-        stats = out["stats"]
-        return {"value": stats["median"], "resources": compiled["resources"],
-                "stats": {**stats, "baseline": out["baseline"], "timer": out["timer"],
-                          "speedup": out["baseline"]["median"] / stats["median"]},
-                "verification": out["verification"]}
 
 
 @dataclass(frozen=True)

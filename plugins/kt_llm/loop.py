@@ -1,5 +1,5 @@
 """The propose -> gate -> compile -> verify -> measure/estimate -> feedback loop. Every proposal runs only
-in kt's worker processes (through kt_cli.tune.Evaluator); this process only parses it."""
+in kt's worker processes (through kt_cli.evaluate.Evaluator); this process only parses it."""
 
 from __future__ import annotations
 
