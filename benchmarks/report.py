@@ -54,6 +54,16 @@ def render(reports: list[dict]) -> str:
                                  f"{_us(at['median_s'])} after {at['tuning_wall_s']:.1f} s of tuning; kt "
                                  f"{_us(t)} ({_ratio(at['median_s'], t)} autotune) after {k['wall_s']:.0f} s for "
                                  f"all of the recipe's problems.")
+                for prof in r.get("profile") or []:
+                    c = prof["counters"]
+                    if "error" in c:
+                        notes.append(f"- ncu, {k['recipe']} {r['shape_key']}: {c['error'][:120]}")
+                        continue
+                    notes.append(f"- ncu, {k['recipe']} {r['shape_key']} (best config): kernel "
+                                 f"{c.get('duration_ns', 0) / 1e3:.1f} µs, occupancy {c.get('achieved_occupancy_pct', 0):.0f}%, "
+                                 f"DRAM {c.get('dram_throughput_pct', 0):.0f}%, L2 {c.get('l2_throughput_pct', 0):.0f}%, "
+                                 f"SM {c.get('sm_throughput_pct', 0):.0f}%, tensor pipe {c.get('tensor_pipe_pct', 0):.0f}%; "
+                                 f"top stalls: {', '.join(c.get('top_stalls', []))}")
             for s in k.get("stability", []):
                 notes.append(f"- stability, {k['recipe']} {s['shape']}: best config in {len(s['medians'])} fresh "
                              f"processes spread {s['spread']:.1%} median to median.")

@@ -48,13 +48,13 @@ def ceilings() -> dict:
         return worker.call("ceilings", {"target_name": device.target, "index": device.index}, 600)
 
 
-def tune_recipe(name: str, trials: int, out: Path) -> dict:
+def tune_recipe(name: str, trials: int, out: Path, profile: int = 0) -> dict:
     from kt_cli.recipe import load_recipe
     from kt_cli.tune import tune
 
     recipe = load_recipe(ROOT / "recipes" / f"{name}.toml")
     started = time.perf_counter()
-    path, _, tally = tune(recipe, trials=trials, out_dir=out)
+    path, _, tally = tune(recipe, trials=trials, out_dir=out, profile=profile)
     manifest = json.loads((path / "manifest.json").read_text())
     return {"recipe": name, "dtype": recipe.problem.dtype, "wall_s": time.perf_counter() - started,
             "evaluated": tally.done, "kinds": tally.kinds, "device_busy": tally.device_busy_seconds / tally.wall_seconds,
@@ -99,6 +99,7 @@ def main() -> None:
     parser.add_argument("--stability-shapes", type=int, default=1, help="problems of each recipe checked for stability")
     parser.add_argument("--compile-anchor", action="store_true", help="also time torch.compile of each op")
     parser.add_argument("--autotune", action="store_true", help="time Triton's autotune for matmul recipes")
+    parser.add_argument("--profile", type=int, default=0, help="Nsight Compute counters of the best K per problem")
     parser.add_argument("--json", required=True)
     parser.add_argument("--out", default="/tmp/kt-bench")
     args = parser.parse_args()
@@ -110,7 +111,7 @@ def main() -> None:
     for name in args.kernels.split(","):
         print(f"== {name}", flush=True)
         try:
-            entry = tune_recipe(name, args.trials, Path(args.out))
+            entry = tune_recipe(name, args.trials, Path(args.out), args.profile)
             entry["anchors"] = anchors.for_recipe(name, entry, compile_anchor=args.compile_anchor,
                                                   autotune=args.autotune)
             if args.stability:
