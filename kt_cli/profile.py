@@ -13,33 +13,40 @@ import tempfile
 
 
 def profile_results(results: list[dict], source, recipe, k: int) -> None:
-    """Add "profile": [{params, counters}] to each measured result (best first)."""
+    """Add "profile": [{params, seconds, counters}] to each measured result (best first); None where
+    the vendor has no profiler here."""
     from kt_cli import plugins
-    from kt_cli.execute import split_params
 
-    pm = plugins.load_plugins()
     present = {(d.target, d.index): d for d in plugins.devices()}
     for r in results:
         if r["mode"] != "measured" or not r["device"]:
             continue
         device = present.get((r["target"], r["device"]["index"]))
         ok = sorted((t for t in r["trials"] if t.ok and t.value is not None), key=lambda t: t.value)[:k]
-        spec = plugins.target(r["target"])
         r["profile"] = []
         for trial in ok:
-            params, options = split_params(trial.params, spec.launch_options)
-            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-                json.dump({"source": source.path, "functions": source.functions, "shape": trial.shape,
-                           "dtype": recipe.problem.dtype, "params": params, "options": options}, f)
-            command = [sys.executable, "-m", "kt_cli.profile", f.name]
-            try:
-                counters = pm.hook.kt_profile(device=device, command=command, kernel_names=_jit_names(source))
-            except (RuntimeError, OSError, subprocess.SubprocessError) as exc:  # a profile is extra: keep the run
-                counters = {"error": str(exc)[:500]}
+            counters = profile_candidate(source, device, trial, recipe.problem.dtype)
             if counters is None:
-                r["profile"] = None  # no profiler for this vendor here
+                r["profile"] = None
                 break
             r["profile"].append({"params": trial.params, "seconds": trial.value, "counters": counters})
+
+
+def profile_candidate(source, device, trial, dtype: str) -> dict | None:
+    """Profiler counters of one measured candidate on `device`: None when its vendor has no profiler
+    here; {"error": ...} when the profiler failed (a profile is extra: the run goes on)."""
+    from kt_cli import plugins
+    from kt_cli.execute import split_params
+
+    params, options = split_params(trial.params, plugins.target(trial.target).launch_options)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"source": source.path, "functions": source.functions, "shape": trial.shape, "dtype": dtype,
+                   "params": params, "options": options}, f)
+    command = [sys.executable, "-m", "kt_cli.profile", f.name]
+    try:
+        return plugins.load_plugins().hook.kt_profile(device=device, command=command, kernel_names=_jit_names(source))
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        return {"error": str(exc)[:500]}
 
 
 def _jit_names(source) -> list[str]:

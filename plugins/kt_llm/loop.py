@@ -183,6 +183,10 @@ class Loop:
                 figures = self._problem(plan, shape, result.failure_kind, result.message)
                 figures.update(params=params, seconds=result.value, resources=result.resources,
                                fraction_of_peak=result.stats.get("fraction_of_peak"))
+                if result.ok and plan.mode == "measured":
+                    from kt_cli.profile import profile_candidate
+
+                    figures["profiler"] = profile_candidate(source, plan.device, result, self.recipe.problem.dtype)
                 if result.ok:
                     base = self.baseline.get((plan.spec.name, shape_key(shape)))
                     figures["speedup"] = result.stats.get("speedup") or (base / result.value if base else None)

@@ -56,7 +56,8 @@ def _number(value) -> str:
 def figures_text(best: dict) -> str:
     lines = [f"- {p['target']} {p['shape']} with {p.get('params')}: time {_number(p.get('seconds'))} s, speedup over "
              f"the reference {_number(p.get('speedup'))}, fraction of peak {_number(p.get('fraction_of_peak'))}, "
-             f"compiler counters {p.get('resources')}" for p in best["problems"]]
+             f"compiler counters {p.get('resources')}"
+             + (f", profiler counters {p['profiler']}" if p.get("profiler") else "") for p in best["problems"]]
     label = " (estimates from a cost model: no GPU)" if best.get("speed_is_estimate") else ""
     return f"Figures{label}:\n" + "\n".join(lines)
 
