@@ -150,7 +150,7 @@ def measure(source, candidate, target, seed: int, tolerance, verify_shapes: list
 
     from kt_cli.kernel import Tensors
     from kt_cli.plugins import devices, load_plugins
-    from kt_cli.verify import WrongResult, verify_candidate
+    from kt_cli.verify import WrongResult, poison, relative_error, verify_candidate
 
     pm = load_plugins()
     _refuse_unrunnable(pm, candidate.params, target)
@@ -165,11 +165,25 @@ def measure(source, candidate, target, seed: int, tolerance, verify_shapes: list
         raise WorkerFailure("wrong", str(exc)) from None
     except Exception as exc:
         raise _classify_launch_error(exc) from None
-    inputs = kernel.make_inputs(candidate.shape, candidate.dtype, Tensors("cuda", seed))
+    inputs = kernel.make_inputs(candidate.shape, candidate.dtype, Tensors("cuda", seed + 1))
+    outputs = kernel.outputs(inputs)
+    for name in outputs:
+        poison(inputs[name])
     try:
         stats = timer.measure(lambda: kernel.launch(inputs, params, options))
     except Exception as exc:
         raise _classify_launch_error(exc) from None
+    # What the timed calls left must be right too (fresh inputs, poisoned first): a kernel that behaves
+    # differently when called again and again does not get a time.
+    expected = kernel.reference({k: v for k, v in inputs.items() if k not in outputs})
+    for name in outputs:
+        try:
+            error, where = relative_error(inputs[name], expected[name])
+        except WrongResult as exc:
+            raise WorkerFailure("wrong", f"output {name!r} after the timed calls: {exc}") from None
+        if not error <= verification.tolerance:
+            raise WorkerFailure("wrong", f"output {name!r} after the timed calls: relative error {error:.3g} > "
+                                         f"{verification.tolerance:g} ({where})")
     key = (source.path, tuple(candidate.shape.items()), candidate.dtype)
     if key not in _baselines:
         _baselines[key] = timer.measure(lambda: kernel.baseline(inputs)).to_json()
