@@ -75,7 +75,8 @@ def kt_resources(compiled: Any, target: Any) -> Any:
 
 @hookspec(firstresult=True)
 def kt_timer(device: Any) -> Any:
-    """Return a Timer for a present Device (see kt_cli.measure.Timer), or None to decline."""
+    """Return a timer for a present Device (an object with `name` and `measure(fn) -> Stats`, such as
+    kt_cli.measure.DeviceEventTimer), or None to decline."""
 
 
 @hookspec(firstresult=True)

@@ -61,7 +61,7 @@ def make_sampler(name: str, seed: int, space: SearchSpace, parallel: bool = Fals
         return optuna.samplers.GridSampler({p.name: p.all_values() for p in space.params}, seed=seed)
     if name == "cmaes":
         try:
-            import cmaes  # noqa: F401
+            import cmaes  # noqa: F401  (only checks it is installed)
         except ImportError:
             raise EnvironmentProblem("search.sampler = \"cmaes\" needs the cmaes package: pip install cmaes") from None
         return optuna.samplers.CmaEsSampler(seed=seed)

@@ -8,7 +8,7 @@ import pytest
 from kt_cli.errors import PluginConflict
 from kt_cli.hookspecs import hookimpl
 from kt_cli.plugins import DEFAULT_PLUGINS
-from tests.helpers import kt, kt_process
+from tests.helpers import ROOT, kt, kt_process
 
 BUILT_INS = set(DEFAULT_PLUGINS)
 
@@ -92,3 +92,16 @@ def test_third_party_observer_sees_every_trial(plugin, write, tmp_path):
     result = kt("tune", dsl_recipe(write, trials=2), "--out", tmp_path / "art")
     assert result.exit_code == 0, result.stderr
     assert observer.kinds.count("ok") == 2
+
+
+def test_every_hook_is_documented_for_plugin_authors():
+    import inspect
+
+    from kt_cli import hookspecs
+
+    docs = (ROOT / "docs" / "plugins.md").read_text()
+    hooks = [name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("kt_")]
+    assert len(hooks) >= 12
+    for name in hooks:
+        assert f"`{name}(" in docs, f"{name} is not described in docs/plugins.md"
+        assert (getattr(hookspecs, name).__doc__ or "").strip(), f"{name} has no docstring"
