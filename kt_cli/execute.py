@@ -170,7 +170,7 @@ def measure(source, candidate, target, seed: int, tolerance, verify_shapes: list
     for name in outputs:
         poison(inputs[name])
     try:
-        stats = timer.measure(lambda: kernel.launch(inputs, params, options))
+        stats = timer.measure(kernel.bound_launch(inputs, params, options))
     except Exception as exc:
         raise _classify_launch_error(exc) from None
     # What the timed calls left must be right too (fresh inputs, poisoned first): a kernel that behaves
@@ -219,7 +219,7 @@ def recheck(source, target, device_index: int, shape: dict, params: dict, dtype:
         raise _classify_launch_error(exc) from None
     inputs = kernel.make_inputs(shape, dtype, Tensors("cuda", seed))
     try:
-        kernel_s, baseline_s = timer.paired(lambda: kernel.launch(inputs, kernel_params, options),
+        kernel_s, baseline_s = timer.paired(kernel.bound_launch(inputs, kernel_params, options),
                                             lambda: kernel.baseline(inputs), rounds, method)
     except Exception as exc:
         raise _classify_launch_error(exc) from None

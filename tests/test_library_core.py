@@ -34,3 +34,25 @@ def test_library_kernel_cross_compiles(name, shape, target):
     assert out["resources"]["registers"] > 0
     assert out["resources"]["programs_per_unit"] >= 1
     assert out["estimate"]["seconds"] > 0
+
+
+def test_bound_launch_computes_what_launch_computes(tmp_path):
+    """The timed callable (wrappers built once) runs the same kernel as the verified launch."""
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    script = f"""
+import torch
+from kt_cli.kernel import Kernel, KernelSource, Tensors
+k = Kernel.load(KernelSource({str(ROOT / 'recipes/examples/scaled_add.py')!r}, "dsl", "scaled_add"))
+inputs = k.make_inputs({{"N": 3000}}, "float32", Tensors("cpu", 0))
+k.bound_launch(inputs, {{"BLOCK": 512}}, {{"num_warps": 4}})()
+expected = k.reference(inputs)["out"]
+assert torch.allclose(inputs["out"].double(), expected, atol=1e-5), "bound launch differs"
+print("ok")
+"""
+    env = {"PYTHONPATH": f"{ROOT}:{ROOT / 'plugins'}", "TRITON_INTERPRET": "1", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
