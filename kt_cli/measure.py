@@ -142,7 +142,7 @@ class DeviceEventTimer:
             try:
                 samplers = [self._graph_sampler(fn, flush, sorted(self._event_samples(fn, flush, 5))[2])
                             for fn in (first, second)]
-            except RuntimeError:  # not capturable (as in measure()): plain events
+            except Exception:  # not capturable (as in measure()): plain events
                 torch.cuda.synchronize()
         a, b = [], []
         for i in range(rounds):
