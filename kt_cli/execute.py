@@ -70,8 +70,6 @@ def probe(source, dtype: str, shapes: list, verify_shapes: list) -> dict:
 def compile_candidate(source, candidate, target) -> dict:
     """Cross-compile every launch of the candidate for `target`, read its resources and, in static
     mode, estimate its time. Raises WorkerFailure(invalid/compile_error)."""
-    import triton  # noqa: F401  (compile errors below come from it)
-
     from kt_cli import costmodel
     from kt_cli.plugins import load_plugins
 

@@ -4,7 +4,6 @@ cross-compilation) exactly as `kt tune` does."""
 from __future__ import annotations
 
 import functools
-import itertools
 
 from kt_cli.kernel import KernelSource
 from kt_cli.plugins import target as target_spec

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from kt_cli.cli import cli
 from kt_cli.plugins import load_plugins, target
 from kt_cli.worker import WorkerFailure
-from tests.kernel_checks import compile_for, first_valid_params, probe, stop_workers
+from tests.kernel_checks import compile_for, first_valid_params, stop_workers
 from vendor_amd.occupancy import unified_vgprs, waves_per_simd, waves_per_simd_by_registers, workgroups_per_cu
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,7 +3,6 @@ right) on the interior, the boundary copied. 2D tiles; a tile clear of the bound
 path that loads only the four neighbours (the shifted tiles overlap, so DRAM sees each element about
 once); tiles on the edge take the masked path."""
 
-import torch
 import triton
 import triton.language as tl
 
