@@ -128,7 +128,7 @@ class Kernel:
         fn = self.fn("baseline") or self.fn("reference")
         return fn(inputs)
 
-    def count(self, what: str, shape: dict, dtype: str, params: dict | None = None) -> float:
+    def count(self, what: str, shape: dict, dtype: str) -> float:
         """flops or bytes_moved of the problem (0 when the module does not say)."""
         fn = self.fn(what)
         if fn is None:

@@ -27,7 +27,6 @@ NO_EXTERNAL_ENV = "KT_NO_EXTERNAL_PLUGINS"
 pm = pluggy.PluginManager("kt")
 pm.add_hookspecs(hookspecs)
 _loaded = False
-load_warnings: list[str] = []
 _dist_versions: dict[str, str] = {}
 
 
@@ -48,7 +47,6 @@ def load_plugins() -> pluggy.PluginManager:
                 _dist_versions[ep.name] = ep.dist.version if ep.dist else "?"
             except Exception as exc:  # a broken plugin must not break the CLI
                 message = f'Error loading plugin "{ep.name}": {type(exc).__name__}: {exc}'
-                load_warnings.append(message)
                 print(f"kt: warning: {message}", file=sys.stderr)
     return pm
 

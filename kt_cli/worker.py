@@ -56,7 +56,6 @@ class Worker:
         self.env = dict(env or {})
         self._proc = None
         self._conn = None
-        self.restarts = 0
 
     def _start(self) -> None:
         ctx = multiprocessing.get_context("spawn")
@@ -84,8 +83,6 @@ class Worker:
 
     def call(self, op: str, payload: Any, timeout: float) -> Any:
         if self._proc is None or not self._proc.is_alive():
-            if self._proc is not None:
-                self.restarts += 1
             self._start()
         self._conn.send((op, payload))
         status, value = self._receive(timeout, op)
@@ -139,10 +136,6 @@ class WorkerPool:
             with self._lock:
                 self.busy_seconds += time.perf_counter() - started
             self._idle.put(worker)
-
-    @property
-    def restarts(self) -> int:
-        return sum(w.restarts for w in self.workers)
 
     def stop(self) -> None:
         for w in self.workers:
