@@ -39,11 +39,3 @@ ARCHS = {
     "gfx950": {**_CDNA, "part": "MI355X", "units": 256, "smem_bytes": 160 * 1024, "lds_per_unit": 160 * 1024,
                "l2_bytes": 32 * MiB, "infinity_cache_bytes": 256 * MiB, "fp8_e4m3": 1},
 }
-
-
-def peaks_for_name(device_name: str) -> dict | None:
-    """The peak table whose key appears in the device's name, longest key first."""
-    for key in sorted(DEVICES, key=len, reverse=True):
-        if key.lower() in device_name.lower():
-            return {k: v for k, v in DEVICES[key].items() if k != "arch"}
-    return None

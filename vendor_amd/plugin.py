@@ -8,7 +8,8 @@ from kt_cli.hookspecs import hookimpl
 from kt_cli.types import Device, Resources, TargetSpec
 from vendor_amd.knobs import LAUNCH_OPTIONS, param_problem
 from vendor_amd.occupancy import workgroups_per_cu, waves_per_simd
-from vendor_amd.peaks import ARCHS, DEVICES, peaks_for_name
+from kt_cli.peaks import peaks_for_name, peaks_of
+from vendor_amd.peaks import ARCHS, DEVICES
 
 VENDOR = "amd"
 # Enough resident waves to hide HBM latency; as for NVIDIA, a quarter of the CU's slots
@@ -18,7 +19,7 @@ SATURATING_OCCUPANCY = 0.25
 def target_spec(arch: str) -> TargetSpec:
     props = dict(ARCHS[arch])
     part = props.pop("part")
-    peaks = {k: v for k, v in DEVICES[part].items() if k != "arch"}
+    peaks = peaks_of(DEVICES[part])
     props.update(warp_size=props["wavefront"], max_warps_per_unit=props["max_waves_per_simd"] * props["simds_per_unit"],
                  saturating_occupancy=SATURATING_OCCUPANCY)
     return TargetSpec(VENDOR, arch, props, peaks, LAUNCH_OPTIONS)
@@ -65,7 +66,7 @@ def kt_device_peaks(device):
     if device.vendor != VENDOR:
         return None
     arch = device.target.split(":")[1]
-    return peaks_for_name(device.name) or (target_spec(arch).peaks if arch in ARCHS else None)
+    return peaks_for_name(DEVICES, device.name) or (target_spec(arch).peaks if arch in ARCHS else None)
 
 
 @hookimpl

@@ -33,11 +33,3 @@ ARCHS = {
     "sm_100": {"part": "B200", "units": 148, "smem_bytes": 232448, "smem_per_unit": 233472, "regs_per_unit": 65536,
                "max_threads_per_unit": 2048, "max_programs_per_unit": 32, "l2_bytes": 126 * 2**20, "fp8_e4m3": 1},
 }
-
-
-def peaks_for_name(device_name: str) -> dict | None:
-    """The peak table whose key appears in the device's name (longest key first: 'H100 PCIe' before 'H100')."""
-    for key in sorted(DEVICES, key=len, reverse=True):
-        if key.lower() in device_name.lower():
-            return {k: v for k, v in DEVICES[key].items() if k != "arch"}
-    return None

@@ -10,7 +10,8 @@ import tempfile
 from kt_cli.hookspecs import hookimpl
 from kt_cli.types import Device, Resources, TargetSpec
 from vendor_nvidia.occupancy import blocks_per_sm
-from vendor_nvidia.peaks import ARCHS, DEVICES, peaks_for_name
+from kt_cli.peaks import peaks_for_name, peaks_of
+from vendor_nvidia.peaks import ARCHS, DEVICES
 
 VENDOR = "nvidia"
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
@@ -19,7 +20,7 @@ LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 def target_spec(arch: str) -> TargetSpec:
     props = dict(ARCHS[arch])
     part = props.pop("part")
-    peaks = {k: v for k, v in DEVICES[part].items() if k != "arch"}
+    peaks = peaks_of(DEVICES[part])
     props.update(warp_size=32, max_warps_per_unit=props["max_threads_per_unit"] // 32,
                  saturating_occupancy=0.25)
     return TargetSpec(VENDOR, arch, props, peaks, LAUNCH_OPTIONS)
@@ -71,7 +72,7 @@ def _driver_version() -> str:
 def kt_device_peaks(device):
     if device.vendor != VENDOR:
         return None
-    return peaks_for_name(device.name) or target_spec(device.target.split(":")[1]).peaks
+    return peaks_for_name(DEVICES, device.name) or target_spec(device.target.split(":")[1]).peaks
 
 
 @hookimpl
