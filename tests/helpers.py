@@ -20,12 +20,19 @@ def kt(*args: str):
     return CliRunner().invoke(cli, [str(a) for a in args])
 
 
+KT_COMMAND = [sys.executable, "-c", "from kt_cli.cli import main; main()"]  # kt from this checkout
+
+
+def process_env(extra_path: str | None = None, **env: str) -> dict:
+    """The environment of a child process that imports kt from this checkout (installed or not)."""
+    paths = [str(ROOT), str(ROOT / "plugins")] + ([extra_path] if extra_path else [])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), **env}
+
+
 def kt_process(*args: str, env: dict | None = None, extra_path: str | None = None, **kwargs):
     """Run the kt CLI in a fresh interpreter (plugin discovery, signals)."""
-    paths = [str(ROOT), str(ROOT / "plugins")] + ([extra_path] if extra_path else [])
-    full_env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), **(env or {})}
-    return subprocess.run([sys.executable, "-c", "from kt_cli.cli import main; main()", *map(str, args)],
-                          capture_output=True, text=True, env=full_env, **kwargs)
+    return subprocess.run([*KT_COMMAND, *map(str, args)], capture_output=True, text=True,
+                          env=process_env(extra_path, **(env or {})), **kwargs)
 
 
 def dsl_recipe(write, kernel_text: str = SCALED_ADD, space: str | None = None, extra: str = "",

@@ -41,7 +41,7 @@ def test_bound_launch_computes_what_launch_computes(tmp_path):
     import subprocess
     import sys
 
-    from tests.helpers import ROOT
+    from tests.helpers import ROOT, process_env
 
     script = f"""
 import torch
@@ -53,6 +53,6 @@ expected = k.reference(inputs)["out"]
 assert torch.allclose(inputs["out"].double(), expected, atol=1e-5), "bound launch differs"
 print("ok")
 """
-    env = {"PYTHONPATH": f"{ROOT}:{ROOT / 'plugins'}", "TRITON_INTERPRET": "1", "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=process_env(TRITON_INTERPRET="1"), timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -2,7 +2,6 @@
 refusals, and kt export --format triton-configs."""
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -12,6 +11,7 @@ import pytest
 
 from kt_cli.errors import BadInput
 from kt_cli.runtime import load, select, shape_distance
+from tests.helpers import process_env
 from tests.recorded import H100, MI300X, amd_artifact, entry, kt_cli_runner, nvidia_artifact, tamper, write_artifact
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +95,7 @@ LAUNCH = textwrap.dedent("""
 
 def test_the_loaded_kernel_launches_the_chosen_config_under_the_interpreter(tmp_path):
     art = small_artifact(tmp_path)
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'plugins'}"}
+    env = process_env(TRITON_INTERPRET="1")
     run = subprocess.run([sys.executable, "-c", LAUNCH, str(art), "nvidia:sm_90"], capture_output=True, text=True,
                          env=env, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]

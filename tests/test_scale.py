@@ -5,13 +5,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.helpers import KT_COMMAND, process_env
 
 POSTGRES_URL = os.environ.get("KT_TEST_POSTGRES_URL")
 needs_postgres = pytest.mark.skipif(
@@ -51,9 +50,8 @@ def _recipe(tmp_path):
 
 
 def _start_tune(recipe, out_dir, *extra):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "plugins")]),
-           "PYTHONWARNINGS": "ignore"}
-    cmd = [sys.executable, "-c", "from kt_cli.cli import main; main()", "tune", str(recipe),
+    env = process_env(PYTHONWARNINGS="ignore")
+    cmd = [*KT_COMMAND, "tune", str(recipe),
            "--target", "nvidia:sm_90", "--trials", str(TRIALS), "--storage", POSTGRES_URL, "--out", str(out_dir),
            *extra]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -220,9 +218,8 @@ def test_workers_share_the_default_study_and_the_parent_writes_the_artifact(tmp_
     from kt_cli.search import evaluated, open_storage
 
     name, recipe = _recipe(tmp_path)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "plugins")]),
-           "PYTHONWARNINGS": "ignore"}
-    done = subprocess.run([sys.executable, "-c", "from kt_cli.cli import main; main()", "tune", str(recipe),
+    env = process_env(PYTHONWARNINGS="ignore")
+    done = subprocess.run([*KT_COMMAND, "tune", str(recipe),
                            "--target", "nvidia:sm_90", "--trials", str(TRIALS), "--workers", "2",
                            "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=400)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -3,12 +3,11 @@
 import json
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from tests.helpers import ROOT, dsl_recipe, kt, kt_process
+from tests.helpers import KT_COMMAND, ROOT, dsl_recipe, kt, kt_process, process_env
 
 
 def test_softmax_for_two_vendors_writes_an_estimated_artifact(tmp_path):
@@ -56,8 +55,8 @@ def test_kill_9_mid_study_loses_no_finished_trial(write, tmp_path):
     recipe = dsl_recipe(write, kernel_text=slow, trials=6, space="BLOCK = [128, 256, 512, 1024, 2048, 4096]",
                         extra='sampler = "grid"')
     db = tmp_path / "art" / "recipe.study.db"
-    proc = subprocess.Popen([sys.executable, "-c", "from kt_cli.cli import main; main()", "tune", str(recipe),
-                             "--out", str(tmp_path / "art")], env=_env(), stdout=subprocess.PIPE,
+    proc = subprocess.Popen([*KT_COMMAND, "tune", str(recipe), "--out", str(tmp_path / "art")],
+                            env=process_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 240
     while time.time() < deadline and _finished(db) < 2:
@@ -72,12 +71,6 @@ def test_kill_9_mid_study_loses_no_finished_trial(write, tmp_path):
     trials = [json.loads(l) for l in (art / "trials.jsonl").read_text().splitlines()]
     blocks = sorted(t["params"]["BLOCK"] for t in trials if t["failure_kind"] == "ok")
     assert blocks == [128, 256, 512, 1024, 2048, 4096]  # every point done, none lost, none done twice
-
-
-def _env():
-    import os
-
-    return {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'plugins'}"}
 
 
 def _finished(db) -> int:
