@@ -55,7 +55,7 @@ def decide(kernel: list[float], reference: list[float], stored_speedup: float, t
                        f"{len(kernel)} and {len(reference)}")
     if stored_speedup <= 0:
         raise BadInput(f"stats.speedup: {stored_speedup!r} is not a positive ratio; re-run kt tune")
-    ratios = [k / r for k, r in zip(kernel, reference) if r > 0]
+    ratios = paired_ratios(kernel, reference)
     if len(ratios) < 5:
         raise BadInput("check samples: the reference timings are not positive; re-measure")
     stored_ratio = 1.0 / stored_speedup
@@ -89,6 +89,23 @@ def entry_key(entry: dict) -> str:
     return f"{entry['target']}|{entry['shape_key']}"
 
 
+def paired_ratios(kernel: list[float], reference: list[float]) -> list[float]:
+    """kernel/reference for each pair timed back to back (pairs with no reference time dropped)."""
+    return [k / r for k, r in zip(kernel, reference) if r > 0]
+
+
+def time_interleaved(worker, source, target_name: str, device_index: int, shape: dict, params: dict, dtype: str,
+                     tolerance, method: str, verify_shapes: list, timeout: float) -> dict:
+    """One check measurement in `worker`: verify the config on the device, then ROUNDS interleaved
+    (kernel, reference) timings. Raises WorkerFailure."""
+    from kt_cli import plugins
+
+    return worker.call("recheck", {
+        "source": source, "target": plugins.target(target_name, "artifact target"), "device_index": device_index,
+        "shape": shape, "params": params, "dtype": dtype, "seed": SEED, "tolerance": tolerance,
+        "verify_shapes": verify_shapes, "method": method, "rounds": ROUNDS}, timeout)
+
+
 class LiveSamples:
     """Times on the GPUs present now, in a worker process (the kernel's code never runs in the CLI)."""
 
@@ -107,7 +124,6 @@ class LiveSamples:
         return None if device is None else device.name
 
     def samples(self, manifest: dict, entry: dict) -> dict:
-        from kt_cli import plugins
         from kt_cli.worker import Worker, WorkerFailure
 
         if self._worker is None:
@@ -115,13 +131,10 @@ class LiveSamples:
         verification = entry.get("verification") or {}
         odd = [s for s in verification.get("shapes", []) if s != entry["shape"]][:1]
         try:
-            out = self._worker.call("recheck", {
-                "source": artifact.kernel_source(manifest), "target": plugins.target(entry["target"], "artifact target"),
-                "device_index": self.devices[entry["target"]].index, "shape": entry["shape"],
-                "params": entry["params"], "dtype": manifest["dtype"], "seed": SEED,
-                "tolerance": verification.get("tolerance"), "verify_shapes": odd,
-                "method": (entry.get("stats") or {}).get("method", "events"), "rounds": ROUNDS,
-            }, self.timeout)
+            out = time_interleaved(self._worker, artifact.kernel_source(manifest), entry["target"],
+                                   self.devices[entry["target"]].index, entry["shape"], entry["params"],
+                                   manifest["dtype"], verification.get("tolerance"),
+                                   (entry.get("stats") or {}).get("method", "events"), odd, self.timeout)
         except WorkerFailure as exc:
             if exc.kind in ("crash", "timeout"):
                 self._worker.stop()

@@ -216,7 +216,8 @@ def pair_with_reference(results: list[dict], source, recipe: Recipe) -> None:
     """Time each measured winner interleaved with its reference op, exactly as `kt check` will, and
     keep that ratio (stats.check_speedup): check then compares like with like. The tuning figures
     (flushed, CI-driven medians) stay as they are."""
-    from kt_cli.check import ROUNDS, SEED
+    from kt_cli.check import paired_ratios, time_interleaved
+    from kt_cli.measure import quantile
     from kt_cli.worker import Worker
 
     measured = [r for r in results if r["mode"] == "measured" and r["best"] is not None]
@@ -226,16 +227,14 @@ def pair_with_reference(results: list[dict], source, recipe: Recipe) -> None:
         for r in measured:
             best = r["best"]
             try:
-                out = worker.call("recheck", {
-                    "source": source, "target": plugins.target(r["target"]), "device_index": r["device"]["index"],
-                    "shape": best.shape, "params": best.params, "dtype": recipe.problem.dtype, "seed": SEED,
-                    "tolerance": recipe.problem.tolerance, "verify_shapes": [],
-                    "method": best.stats.get("method", "events"), "rounds": ROUNDS}, recipe.search.timeout)
+                out = time_interleaved(worker, source, r["target"], r["device"]["index"], best.shape, best.params,
+                                       recipe.problem.dtype, recipe.problem.tolerance,
+                                       best.stats.get("method", "events"), [], recipe.search.timeout)
             except WorkerFailure:
                 continue  # check falls back to stats.speedup
-            ratios = sorted(k / b for k, b in zip(out["kernel"], out["baseline"]) if b > 0)
+            ratios = sorted(paired_ratios(out["kernel"], out["baseline"]))
             if ratios:
-                stats = {**best.stats, "check_speedup": 1.0 / ratios[len(ratios) // 2]}
+                stats = {**best.stats, "check_speedup": 1.0 / quantile(ratios, 0.5)}
                 r["best"] = dataclasses.replace(best, stats=stats)
 
 
