@@ -6,6 +6,11 @@ import json
 import sys
 
 
+def _found(k: dict, r: dict) -> str:
+    found = (k.get("found_s") or {}).get(r["shape_key"])
+    return "" if found is None else f", its best (within 1%) found {found:.0f} s into the run"
+
+
 def _us(s):
     return "-" if s is None else (f"{s * 1e6:.1f} µs" if s < 1e-3 else f"{s * 1e3:.3f} ms")
 
@@ -53,7 +58,7 @@ def render(reports: list[dict]) -> str:
                     notes.append(f"- {k['recipe']} {r['shape_key']}: Triton autotune (tutorial list, 8 configs) "
                                  f"{_us(at['median_s'])} after {at['tuning_wall_s']:.1f} s of tuning; kt "
                                  f"{_us(t)} ({_ratio(at['median_s'], t)} autotune) after {k['wall_s']:.0f} s for "
-                                 f"all of the recipe's problems.")
+                                 f"all of the recipe's problems{_found(k, r)}.")
                 for prof in r.get("profile") or []:
                     c = prof["counters"]
                     if "error" in c:

@@ -50,15 +50,36 @@ def ceilings() -> dict:
 
 def tune_recipe(name: str, trials: int, out: Path, profile: int = 0) -> dict:
     from kt_cli.recipe import load_recipe
-    from kt_cli.tune import tune
+    from kt_cli.tune import default_storage, tune
 
     recipe = load_recipe(ROOT / "recipes" / f"{name}.toml")
-    started = time.perf_counter()
+    started, wall_start = time.perf_counter(), datetime.datetime.now()
     path, _, tally = tune(recipe, trials=trials, out_dir=out, profile=profile)
     manifest = json.loads((path / "manifest.json").read_text())
     return {"recipe": name, "dtype": recipe.problem.dtype, "wall_s": time.perf_counter() - started,
+            "found_s": found_after(default_storage(recipe, out), wall_start),
             "evaluated": tally.done, "kinds": tally.kinds, "device_busy": tally.device_busy_seconds / tally.wall_seconds,
             "artifact": str(path), "results": manifest["results"]}
+
+
+def found_after(storage_url: str, wall_start) -> dict:
+    """Per problem (shape key): seconds from the start of kt tune until the first trial within 1% (the
+    timing's own precision) of the study's best completed. Problems are tuned side by side, so this
+    counts the other problems' trials too: an upper bound on the time the problem itself needed."""
+    import optuna
+
+    out = {}
+    for summary in optuna.get_all_study_summaries(storage_url):
+        if "|measured|" not in summary.study_name:
+            continue
+        study = optuna.load_study(study_name=summary.study_name, storage=storage_url)
+        done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE and t.value is not None]
+        if not done:
+            continue
+        best = min(t.value for t in done)
+        first = min((t for t in done if t.value <= 1.01 * best), key=lambda t: t.datetime_complete)
+        out[summary.study_name.rsplit("|", 1)[-1]] = (first.datetime_complete - wall_start).total_seconds()
+    return out
 
 
 def stability(artifact: str, processes: int, shapes: int) -> list[dict]:

@@ -16,7 +16,8 @@ from kt_cli import artifact
 from kt_cli.errors import BadInput, EnvironmentProblem
 from kt_cli.measure import quantile
 
-ROUNDS = 100  # interleaved (kernel, reference) pairs per config: a ~±2% interval on a quiet GPU
+BLOCKS = 5  # blocks of interleaved pairs per config, each on freshly made inputs
+ROUNDS = 40  # interleaved (kernel, reference) pairs per block
 RECORDING_VERSION = 1
 SEED = 104729  # inputs kt tune (default seed 0) did not verify with
 FAILING = ("regression", "wrong", "failed")
@@ -45,26 +46,55 @@ class Verdict:
 
 
 def decide(kernel: list[float], reference: list[float], stored_speedup: float, threshold: float,
+           blocks: list[int] | None = None, stored_ratios: list[float] | None = None,
            rounds: int = 2000, seed: int = 0) -> Verdict:
     """Regression when even the low end of the slowdown's 95% interval exceeds 1 + threshold.
 
     Sample i of `kernel` and of `reference` were timed back to back, so their ratio cancels what drifts
-    between pairs (clocks, temperature, other tenants); the interval comes from resampling pairs."""
+    between pairs (clocks, temperature, other tenants). `blocks` gives how many consecutive pairs came
+    from each block of fresh inputs; `stored_ratios` are the per-block median ratios kt tune measured.
+    The interval comes from a two-level bootstrap (blocks, then pairs within them) of both sides, so
+    a ratio that moves from block to block widens it instead of deciding the verdict."""
     if len(kernel) != len(reference) or len(kernel) < 5:
         raise BadInput(f"check samples: need at least 5 paired kernel/reference timings, got "
                        f"{len(kernel)} and {len(reference)}")
     if stored_speedup <= 0:
         raise BadInput(f"stats.speedup: {stored_speedup!r} is not a positive ratio; re-run kt tune")
-    ratios = paired_ratios(kernel, reference)
+    groups = [g for g in (paired_ratios(k, r) for k, r in zip(_split(kernel, blocks), _split(reference, blocks))) if g]
+    ratios = sorted(r for g in groups for r in g)
     if len(ratios) < 5:
         raise BadInput("check samples: the reference timings are not positive; re-measure")
+    was = [r for r in stored_ratios or [] if r > 0] or [1.0 / stored_speedup]
     stored_ratio = 1.0 / stored_speedup
     rng = random.Random(seed)
-    medians = sorted(quantile(sorted(rng.choices(ratios, k=len(ratios))), 0.5) for _ in range(rounds))
-    median = quantile(sorted(ratios), 0.5)
-    low, high = quantile(medians, 0.025) / stored_ratio, quantile(medians, 0.975) / stored_ratio
+    slowdowns = []
+    for _ in range(rounds):
+        pooled = [x for g in rng.choices(groups, k=len(groups)) for x in rng.choices(g, k=len(g))]
+        then = quantile(sorted(rng.choices(was, k=len(was))), 0.5) if len(was) > 1 else stored_ratio
+        slowdowns.append(quantile(sorted(pooled), 0.5) / then)
+    slowdowns.sort()
+    median = quantile(ratios, 0.5)
+    low, high = quantile(slowdowns, 0.025), quantile(slowdowns, 0.975)
     status = "regression" if low > 1.0 + threshold else "pass"
     return Verdict(status, median / stored_ratio, low, high, 1.0 / median, len(ratios))
+
+
+def _split(values: list[float], sizes: list[int] | None) -> list[list[float]]:
+    """Consecutive runs of `sizes` values (one run of all when sizes is missing or does not add up)."""
+    if not sizes or sum(sizes) != len(values):
+        return [list(values)]
+    out, start = [], 0
+    for size in sizes:
+        out.append(list(values[start:start + size]))
+        start += size
+    return out
+
+
+def block_ratios(out: dict) -> list[float]:
+    """The median kernel/reference ratio of each block of a recheck measurement."""
+    groups = (paired_ratios(k, r) for k, r in zip(_split(out["kernel"], out.get("blocks")),
+                                                    _split(out["baseline"], out.get("blocks"))))
+    return [quantile(sorted(g), 0.5) for g in groups if g]
 
 
 @dataclass(frozen=True)
@@ -96,14 +126,14 @@ def paired_ratios(kernel: list[float], reference: list[float]) -> list[float]:
 
 def time_interleaved(worker, source, target_name: str, device_index: int, shape: dict, params: dict, dtype: str,
                      tolerance, method: str, verify_shapes: list, timeout: float) -> dict:
-    """One check measurement in `worker`: verify the config on the device, then ROUNDS interleaved
-    (kernel, reference) timings. Raises WorkerFailure."""
+    """One check measurement in `worker`: verify the config on the device, then BLOCKS blocks of ROUNDS
+    interleaved (kernel, reference) timings. Raises WorkerFailure."""
     from kt_cli import plugins
 
     return worker.call("recheck", {
         "source": source, "target": plugins.target(target_name, "artifact target"), "device_index": device_index,
         "shape": shape, "params": params, "dtype": dtype, "seed": SEED, "tolerance": tolerance,
-        "verify_shapes": verify_shapes, "method": method, "rounds": ROUNDS}, timeout)
+        "verify_shapes": verify_shapes, "method": method, "rounds": ROUNDS, "blocks": BLOCKS}, timeout)
 
 
 class LiveSamples:
@@ -208,7 +238,8 @@ def check_artifact(manifest: dict, threshold: float, samples) -> list[Outcome]:
             outcomes.append(Outcome(**base, status=status, device=device,
                                     message=f"{out['failure_kind']}: {out.get('message', '')}"))
             continue
-        verdict = decide(out["kernel"], out["baseline"], stored, threshold)
+        verdict = decide(out["kernel"], out["baseline"], stored, threshold, out.get("blocks"),
+                         (entry.get("stats") or {}).get("check_block_ratios"))
         was = (entry.get("device") or {}).get("name")
         moved = f"; tuned on {was}" if was and was != device else ""
         message = (f"{verdict.slowdown:.3f}x the artifact's kernel/reference time (95% {verdict.low:.3f}-"

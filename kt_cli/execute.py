@@ -191,9 +191,12 @@ def measure(source, candidate, target, seed: int, tolerance, verify_shapes: list
 
 
 def recheck(source, target, device_index: int, shape: dict, params: dict, dtype: str, seed: int, tolerance,
-            verify_shapes: list, method: str, rounds: int) -> dict:
+            verify_shapes: list, method: str, rounds: int, blocks: int = 1) -> dict:
     """kt check: verify a stored config on the device, then time it and the baseline op interleaved,
-    `rounds` pairs, so that each kernel sample has a reference sample taken beside it."""
+    `rounds` pairs in each of `blocks` blocks, so that each kernel sample has a reference sample taken
+    beside it. Each block times freshly made inputs (other values, and other addresses while the
+    earlier blocks' inputs fit in memory beside them), so the blocks' spread shows how much the ratio
+    depends on where and on what the calls ran, not only on the moment."""
     import torch
 
     from kt_cli.kernel import Tensors
@@ -215,13 +218,21 @@ def recheck(source, target, device_index: int, shape: dict, params: dict, dtype:
         raise WorkerFailure("wrong", str(exc)) from None
     except Exception as exc:
         raise _classify_launch_error(exc) from None
-    inputs = kernel.make_inputs(shape, dtype, Tensors("cuda", seed))
-    try:
-        kernel_s, baseline_s = timer.paired(kernel.bound_launch(inputs, kernel_params, options),
-                                            lambda: kernel.baseline(inputs), rounds, method)
-    except Exception as exc:
-        raise _classify_launch_error(exc) from None
-    return {"kernel": kernel_s, "baseline": baseline_s, "verification": verification.to_json(),
+    kernel_s, baseline_s, sizes, kept = [], [], [], []
+    for block in range(blocks):
+        inputs = kernel.make_inputs(shape, dtype, Tensors("cuda", seed + block))
+        try:
+            k, b = timer.paired(kernel.bound_launch(inputs, kernel_params, options),
+                                lambda: kernel.baseline(inputs), rounds, method)
+        except Exception as exc:
+            raise _classify_launch_error(exc) from None
+        kernel_s += k
+        baseline_s += b
+        sizes.append(len(k))
+        held = sum(t.numel() * t.element_size() for t in inputs.values() if isinstance(t, torch.Tensor))
+        if held * (len(kept) + 2) < torch.cuda.mem_get_info()[0] // 4:
+            kept.append(inputs)  # so the next block's inputs land elsewhere
+    return {"kernel": kernel_s, "baseline": baseline_s, "blocks": sizes, "verification": verification.to_json(),
             "timer": timer.name, "device": device.name}
 
 

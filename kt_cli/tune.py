@@ -216,7 +216,7 @@ def pair_with_reference(results: list[dict], source, recipe: Recipe) -> None:
     """Time each measured winner interleaved with its reference op, exactly as `kt check` will, and
     keep that ratio (stats.check_speedup): check then compares like with like. The tuning figures
     (flushed, CI-driven medians) stay as they are."""
-    from kt_cli.check import paired_ratios, time_interleaved
+    from kt_cli.check import block_ratios, paired_ratios, time_interleaved
     from kt_cli.measure import quantile
     from kt_cli.worker import Worker
 
@@ -234,7 +234,8 @@ def pair_with_reference(results: list[dict], source, recipe: Recipe) -> None:
                 continue  # check falls back to stats.speedup
             ratios = sorted(paired_ratios(out["kernel"], out["baseline"]))
             if ratios:
-                stats = {**best.stats, "check_speedup": 1.0 / quantile(ratios, 0.5)}
+                stats = {**best.stats, "check_speedup": 1.0 / quantile(ratios, 0.5),
+                         "check_block_ratios": block_ratios(out)}
                 r["best"] = dataclasses.replace(best, stats=stats)
 
 

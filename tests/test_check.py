@@ -56,6 +56,22 @@ def test_drift_shared_by_a_pair_does_not_hide_a_regression():
     assert verdict.status == "regression" and abs(verdict.slowdown - 1.10) < 0.02
 
 
+def test_a_ratio_that_moves_between_input_blocks_widens_the_interval_instead_of_failing():
+    # five blocks of fresh inputs whose ratios spread 0.99-1.07 (placement, data): taken as one block
+    # the 3% median shift looks certain; taken as blocks it is not, and a 2% gate must not fire
+    kernel, reference = [], []
+    for i, factor in enumerate([0.99, 1.01, 1.03, 1.05, 1.07]):
+        k, r = paired_samples(factor * 100e-6, 150e-6, n=40, noise=0.01, seed=i)
+        kernel, reference = kernel + k, reference + r
+    assert decide(kernel, reference, 1.5, 0.02).status == "regression"
+    verdict = decide(kernel, reference, 1.5, 0.02, blocks=[40] * 5)
+    assert verdict.status == "pass" and verdict.low < 1.02 < 1.05 < verdict.high
+    # consistent blocks keep a real 10% slowdown certain
+    kernel, reference = paired_samples(1.10 * 100e-6, 150e-6, n=200, noise=0.01, seed=9)
+    stored = [1 / 1.5 * f for f in (0.99, 1.0, 1.01, 1.0, 1.0)]
+    assert decide(kernel, reference, 1.5, 0.05, blocks=[40] * 5, stored_ratios=stored).status == "regression"
+
+
 def test_threshold_and_samples_are_validated():
     assert parse_threshold("5%") == pytest.approx(0.05) and parse_threshold("0.1") == 0.1
     with pytest.raises(BadInput, match="--threshold"):

@@ -73,17 +73,24 @@ def _tile_coords(tile, num_m, num_n, GROUP_M: tl.constexpr):
 
 @triton.jit
 def _tile_dot(a_ptr, b_ptr, rm, rn, M, N, k_lo, k_hi, stride_am, stride_ak, stride_bk, stride_bn,
-              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    """A[rm, k_lo:k_hi] @ B[k_lo:k_hi, rn] in fp32; k_hi - k_lo may be ragged."""
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr):
+    """A[rm, k_lo:k_hi] @ B[k_lo:k_hi, rn] in fp32; k_hi - k_lo may be ragged unless EVEN_K.
+
+    Rows past M and columns past N are wrapped onto real ones (their results are never stored), so
+    the loads in the loop carry no M/N mask, and with EVEN_K no mask at all: the software pipeliner
+    then issues plain asynchronous copies, as the Triton tutorial's kernel does."""
     rk = k_lo + tl.arange(0, BLOCK_K)
-    a = a_ptr + rm[:, None].to(tl.int64) * stride_am + rk[None, :] * stride_ak
-    b = b_ptr + rk[:, None] * stride_bk + rn[None, :].to(tl.int64) * stride_bn
+    a = a_ptr + (rm % M)[:, None].to(tl.int64) * stride_am + rk[None, :] * stride_ak
+    b = b_ptr + rk[:, None] * stride_bk + (rn % N)[None, :].to(tl.int64) * stride_bn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, tl.cdiv(k_hi - k_lo, BLOCK_K)):
-        k_left = k_hi - k_lo - k * BLOCK_K
-        rk_left = tl.arange(0, BLOCK_K) < k_left
-        a_tile = tl.load(a, mask=(rm[:, None] < M) & rk_left[None, :], other=0.0)
-        b_tile = tl.load(b, mask=rk_left[:, None] & (rn[None, :] < N), other=0.0)
+        if EVEN_K:
+            a_tile = tl.load(a)
+            b_tile = tl.load(b)
+        else:
+            k_left = k_hi - k_lo - k * BLOCK_K
+            a_tile = tl.load(a, mask=tl.arange(0, BLOCK_K)[None, :] < k_left, other=0.0)
+            b_tile = tl.load(b, mask=tl.arange(0, BLOCK_K)[:, None] < k_left, other=0.0)
         acc = tl.dot(a_tile, b_tile, acc)
         a += BLOCK_K * stride_ak
         b += BLOCK_K * stride_bk
@@ -93,7 +100,8 @@ def _tile_dot(a_ptr, b_ptr, rm, rn, M, N, k_lo, k_hi, stride_am, stride_ak, stri
 @triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, stride_bk, stride_bn,
                   stride_cs, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                  EVEN_K: tl.constexpr):
     """One C tile per program along axis 0; axis 1 is the K split (slice stride_cs of the output)."""
     pid_m, pid_n = _tile_coords(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
     split = tl.program_id(1)
@@ -101,7 +109,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_a
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     k_lo = split * k_per_split
     acc = _tile_dot(a_ptr, b_ptr, rm, rn, M, N, k_lo, tl.minimum(k_lo + k_per_split, K), stride_am, stride_ak,
-                    stride_bk, stride_bn, BLOCK_M, BLOCK_N, BLOCK_K)
+                    stride_bk, stride_bn, BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K)
     c = c_ptr + split.to(tl.int64) * stride_cs + rm[:, None].to(tl.int64) * stride_cm + rn[None, :] * stride_cn
     tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
@@ -109,7 +117,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_a
 @triton.jit
 def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
                              stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                             BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+                             BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, EVEN_K: tl.constexpr):
     num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(N, BLOCK_N)
     for tile in range(tl.program_id(0), num_m * num_n, tl.num_programs(0)):
@@ -117,7 +125,7 @@ def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak,
         rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
         rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
         acc = _tile_dot(a_ptr, b_ptr, rm, rn, M, N, 0, K, stride_am, stride_ak, stride_bk, stride_bn,
-                        BLOCK_M, BLOCK_N, BLOCK_K)
+                        BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K)
         c = c_ptr + rm[:, None].to(tl.int64) * stride_cm + rn[None, :] * stride_cn
         tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
@@ -173,7 +181,8 @@ def launch(k, inputs, params):
     bm, bn, bk, gm = params["BLOCK_M"], params["BLOCK_N"], params["BLOCK_K"], params["GROUP_M"]
     split_k, per_unit = params.get("SPLIT_K", 1), params.get("PROGRAMS_PER_UNIT", 0)
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-    blocks = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm)
+    # every split's K range is a whole number of BLOCK_K steps (below), so only K itself can be ragged
+    blocks = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, EVEN_K=kk % bk == 0)
     if per_unit:
         grid = (min(tiles, params["UNITS"] * per_unit),)
         k.matmul_persistent_kernel[grid](a, b, c, m, n, kk, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
@@ -183,7 +192,6 @@ def launch(k, inputs, params):
         k.matmul_kernel[(tiles, 1)](a, b, c, m, n, kk, kk, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                                     0, c.stride(0), c.stride(1), **blocks)
         return
-    # each split's K range is a whole number of BLOCK_K steps, so only the last one is ragged
     k_per_split = triton.cdiv(triton.cdiv(kk, split_k), bk) * bk
     splits = triton.cdiv(kk, k_per_split)
     # allocated per call: after the first, torch's caching allocator hands back the same block
