@@ -3,7 +3,7 @@
     python benchmarks/check_detection.py --runs 20 --json OUT.json
 
 Tunes recipes/dsl_example.toml (a memory-bound kernel), then makes a second artifact whose kernel
-re-reads a fraction of its x blocks (--inject, default 4 in 20) from a far-away address: more DRAM
+re-reads a fraction of its x blocks (--inject, default 16 in 100) from a far-away address: more DRAM
 traffic, a real slowdown in the kernel itself (same manifest, so the same stored kernel/reference
 ratio, source re-signed). Each run is one check's measurement of one artifact in a fresh worker
 process, as each CI job's `kt check` is (verification, then kt_cli.check.BLOCKS blocks of ROUNDS
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
 SLOWER = '''    y = tl.load(y_ptr + offs, mask=mask)
-    if tl.program_id(0) % 20 < INJECT:  # injected: re-read x from half the vector away (extra DRAM traffic)
+    if tl.program_id(0) % 100 < INJECT:  # injected: re-read x from half the vector away (extra DRAM traffic)
         far = tl.load(x_ptr + (offs + n // 2) % n, mask=mask)
         x = tl.where(far > 1e30, far, x)
 '''
@@ -63,7 +63,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--thresholds", default="0.02,0.05")
-    parser.add_argument("--inject", type=int, default=4, help="x blocks in 20 re-read from far away")
+    parser.add_argument("--inject", type=int, default=16, help="x blocks in 100 re-read from far away")
     parser.add_argument("--json", required=True)
     args = parser.parse_args()
 

@@ -59,7 +59,18 @@ def tune_recipe(name: str, trials: int, out: Path, profile: int = 0) -> dict:
     return {"recipe": name, "dtype": recipe.problem.dtype, "wall_s": time.perf_counter() - started,
             "found_s": found_after(default_storage(recipe, out), wall_start),
             "evaluated": tally.done, "kinds": tally.kinds, "device_busy": tally.device_busy_seconds / tally.wall_seconds,
-            "artifact": str(path), "results": manifest["results"]}
+            "artifact": str(path), "results": manifest["results"], "trials": trial_summary(path)}
+
+
+def trial_summary(path: Path) -> list[dict]:
+    """Every measured trial of the artifact, compact: what the search tried and what each gave."""
+    out = []
+    for line in (path / "trials.jsonl").read_text().splitlines():
+        t = json.loads(line)
+        if t.get("mode") == "measured":
+            out.append({"shape": t["shape"], "params": t["params"], "kind": t["failure_kind"], "value": t.get("value"),
+                        "seconds": t.get("seconds"), "message": (t.get("message") or "")[:160]})
+    return out
 
 
 def found_after(storage_url: str, wall_start) -> dict:

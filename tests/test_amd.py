@@ -109,9 +109,9 @@ def test_workgroups_per_cu_names_the_resource_that_limits_them():
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_waves_per_simd_agree_with_llvm_on_a_kernel_that_uses_agprs(arch):
-    """A 256x128 bf16 tile on 4 waves fills the 256 VGPRs and spills its accumulators into AGPRs: one
+    """A 256x256 bf16 tile on 4 waves fills the 256 VGPRs and spills its accumulators into AGPRs: one
     wave per SIMD by kt's rules and by the occupancy LLVM prints into the assembly."""
-    params = {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 2}
+    params = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 2}
     res = compile_for("matmul", f"amd:{arch}", MATMUL_SHAPE, "bfloat16", params)["resources"]
     assert res["extra"]["agprs"] > 0
     assert res["extra"]["waves_per_simd"] == res["extra"]["llvm_waves_per_simd"] == 1

@@ -25,6 +25,9 @@ SMALL_TILES = {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 2}
     ("float16", {"SPLIT_K": 3}),  # K = 80 splits 32 + 32 + 16: the last split is ragged
     ("float32", {"PROGRAMS_PER_UNIT": 2, "UNITS": 1}),  # two programs loop over every tile
     ("float8_e4m3", {"SPLIT_K": 2}),
+    # TMA: M=128,N=96,K=64 takes the descriptors (K-major B for fp8); 67x45x80 (90-byte rows) cannot
+    ("bfloat16", {"PROGRAMS_PER_UNIT": 1, "UNITS": 3, "TMA": 1}),
+    ("float8_e4m3", {"PROGRAMS_PER_UNIT": 1, "UNITS": 2, "TMA": 1}),
 ])
 def test_matmul_variants_are_right_on_ragged_shapes(dtype, variant):
     result = verify("matmul", dtype, {**SMALL_TILES, **variant})
@@ -66,6 +69,10 @@ SKINNY_GEMM = {"M": 256, "N": 256, "K": 16384}
     ("amd:gfx942", "bfloat16", BIG_GEMM, {**GEMM_TILES, "num_stages": 2, "PROGRAMS_PER_UNIT": 1, "UNITS": 304}, 304, 1),
     ("nvidia:sm_90", "float16", SKINNY_GEMM, {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 8}, 32, 2),
     ("amd:gfx942", "float32", SKINNY_GEMM, {**GEMM_TILES, "BLOCK_K": 32, "num_stages": 2, "SPLIT_K": 4}, 16, 2),
+    ("nvidia:sm_90", "bfloat16", BIG_GEMM, {**GEMM_TILES, "num_stages": 4, "PROGRAMS_PER_UNIT": 1, "UNITS": 132,
+                                            "TMA": 1}, 132, 1),
+    ("nvidia:sm_90", "float8_e4m3", BIG_GEMM, {**GEMM_TILES, "num_stages": 4, "PROGRAMS_PER_UNIT": 1, "UNITS": 132,
+                                               "TMA": 1}, 132, 1),
 ])
 def test_matmul_variants_cross_compile(target, dtype, shape, params, programs, launches):
     out = compile_for("matmul", target, shape, dtype, params)
@@ -107,7 +114,7 @@ def _first_broken_constraint(name, dtype, shape, target, point):
 
 
 def test_fp8_candidate_is_invalid_on_sm80_only():
-    point = {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 0}
+    point = {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 0, "TMA": 0}
     on = lambda target, units, dtype: _first_broken_constraint(  # noqa: E731
         "matmul", dtype, BIG_GEMM, target, {**point, "UNITS": units})
     assert on("nvidia:sm_80", 108, "float8_e4m3") == "fp8_e4m3 == 1 or dtype_bytes > 1"
@@ -115,8 +122,18 @@ def test_fp8_candidate_is_invalid_on_sm80_only():
     assert on("nvidia:sm_90", 132, "float8_e4m3") is None
 
 
+def test_tma_candidates_are_only_for_hopper_and_later_and_persistent():
+    point = {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "TMA": 1}
+    rule = "TMA == 0 or (tma == 1 and PROGRAMS_PER_UNIT > 0)"
+    assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "nvidia:sm_90", {**point, "UNITS": 132}) is None
+    assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "nvidia:sm_80", {**point, "UNITS": 108}) == rule
+    assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "amd:gfx942", {**point, "UNITS": 304}) == rule
+    assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "nvidia:sm_90",
+                                    {**point, "UNITS": 132, "PROGRAMS_PER_UNIT": 0}) == rule
+
+
 def test_split_k_is_pruned_where_tiles_already_fill_the_gpu():
-    point = {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 4, "PROGRAMS_PER_UNIT": 0, "UNITS": 132}
+    point = {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 4, "PROGRAMS_PER_UNIT": 0, "UNITS": 132, "TMA": 0}
     broken = _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "nvidia:sm_90", point)
     assert broken is not None and "SPLIT_K == 1 or" in broken
     skinny = {"M": 256, "N": 256, "K": 16384}

@@ -29,13 +29,14 @@ DEVICES = {
 # backend lowers an OCP fp8 e4m3 (torch.float8_e4m3fn) dot to fp8 matrix instructions: gfx950 only.
 # gfx942's matrix cores take the FNUZ fp8 variant, so Triton upcasts OCP e4m3 to fp16 there (runs, at
 # fp16 rate); gfx90a has no fp8 matrix instructions. Its float8_e4m3 peak is the datasheet's FNUZ figure.
+# `tma` (NVIDIA's Tensor Memory Accelerator) is 0: kernels with a TMA variant use their plain loads here.
 _CDNA = {"vgprs_per_simd_lane": 512, "max_waves_per_simd": 8, "simds_per_unit": 4, "sgprs_per_simd": 800,
          "max_barriers_per_unit": 16, "wavefront": 64}
 ARCHS = {
     "gfx90a": {**_CDNA, "part": "MI250X", "units": 110, "smem_bytes": 64 * 1024, "lds_per_unit": 64 * 1024,
-               "l2_bytes": 8 * MiB, "infinity_cache_bytes": 0, "fp8_e4m3": 0},
+               "l2_bytes": 8 * MiB, "infinity_cache_bytes": 0, "fp8_e4m3": 0, "tma": 0},
     "gfx942": {**_CDNA, "part": "MI300X", "units": 304, "smem_bytes": 64 * 1024, "lds_per_unit": 64 * 1024,
-               "l2_bytes": 32 * MiB, "infinity_cache_bytes": 256 * MiB, "fp8_e4m3": 0},
+               "l2_bytes": 32 * MiB, "infinity_cache_bytes": 256 * MiB, "fp8_e4m3": 0, "tma": 0},
     "gfx950": {**_CDNA, "part": "MI355X", "units": 256, "smem_bytes": 160 * 1024, "lds_per_unit": 160 * 1024,
-               "l2_bytes": 32 * MiB, "infinity_cache_bytes": 256 * MiB, "fp8_e4m3": 1},
+               "l2_bytes": 32 * MiB, "infinity_cache_bytes": 256 * MiB, "fp8_e4m3": 1, "tma": 0},
 }

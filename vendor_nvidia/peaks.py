@@ -22,14 +22,15 @@ DEVICES = {
 
 # Per-arch properties (CUDA programming guide, compute capability tables) and the arch's reference
 # part for static mode: the peak table a target without a device is estimated against. fp8_e4m3 is 1
-# where the tensor cores take float8 e4m3 operands (Ada and later).
+# where the tensor cores take float8 e4m3 operands (Ada and later); `tma` is 1 where the Tensor Memory
+# Accelerator copies tiles between global and shared memory (Hopper and later).
 ARCHS = {
     "sm_80": {"part": "A100", "units": 108, "smem_bytes": 166912, "smem_per_unit": 167936, "regs_per_unit": 65536,
-              "max_threads_per_unit": 2048, "max_programs_per_unit": 32, "l2_bytes": 40 * 2**20, "fp8_e4m3": 0},
+              "max_threads_per_unit": 2048, "max_programs_per_unit": 32, "l2_bytes": 40 * 2**20, "fp8_e4m3": 0, "tma": 0},
     "sm_89": {"part": "L40S", "units": 142, "smem_bytes": 101376, "smem_per_unit": 102400, "regs_per_unit": 65536,
-              "max_threads_per_unit": 1536, "max_programs_per_unit": 24, "l2_bytes": 96 * 2**20, "fp8_e4m3": 1},
+              "max_threads_per_unit": 1536, "max_programs_per_unit": 24, "l2_bytes": 96 * 2**20, "fp8_e4m3": 1, "tma": 0},
     "sm_90": {"part": "H100", "units": 132, "smem_bytes": 232448, "smem_per_unit": 233472, "regs_per_unit": 65536,
-              "max_threads_per_unit": 2048, "max_programs_per_unit": 32, "l2_bytes": 50 * 2**20, "fp8_e4m3": 1},
+              "max_threads_per_unit": 2048, "max_programs_per_unit": 32, "l2_bytes": 50 * 2**20, "fp8_e4m3": 1, "tma": 1},
     "sm_100": {"part": "B200", "units": 148, "smem_bytes": 232448, "smem_per_unit": 233472, "regs_per_unit": 65536,
-               "max_threads_per_unit": 2048, "max_programs_per_unit": 32, "l2_bytes": 126 * 2**20, "fp8_e4m3": 1},
+               "max_threads_per_unit": 2048, "max_programs_per_unit": 32, "l2_bytes": 126 * 2**20, "fp8_e4m3": 1, "tma": 1},
 }

@@ -1,4 +1,4 @@
-"""C = A @ B with fp32 accumulation, any M, N, K; three ways to spread the work, chosen by the search.
+"""C = A @ B with fp32 accumulation, any M, N, K; the search chooses among these variants.
 
 - Tile per program (PROGRAMS_PER_UNIT = 0, SPLIT_K = 1): one program per C tile, grouped tile order so
   GROUP_M row tiles share the B tiles they read while those are in L2.
@@ -11,6 +11,10 @@
   `units` by the constraint `UNITS == units`: the space lists the unit counts of the targets it may
   run on and the constraint keeps the one that fits. On a device with fewer units than its arch's
   reference part (H100 PCIe) the kernel stays correct and only oversubscribes a little.
+- TMA (TMA = 1, persistent only, targets whose property `tma` is 1: sm_90 and later): the persistent
+  walk with every A, B and C tile moved by the Tensor Memory Accelerator through descriptors built on
+  the device; no masks, no wrapped rows. A tensor the TMA cannot take (a row not a multiple of 16
+  bytes) runs the plain persistent kernel instead.
 
 dtypes: float32 (tl.dot takes it as tf32), float16, bfloat16 and float8_e4m3 (output bfloat16; B
 stored K-major, as fp8 tensor cores and torch._scaled_mm want it). fp8 needs a target whose property
@@ -29,6 +33,7 @@ SPACE = {
     "GROUP_M": [1, 4, 8],
     "SPLIT_K": [1, 2, 4, 8],
     "PROGRAMS_PER_UNIT": [0, 1, 2],
+    "TMA": [0, 1],
     "UNITS": [108, 132, 142, 148, 110, 256, 304],  # nvidia sm_80/90/89/100, amd gfx90a/950/942
     "num_warps": [2, 4, 8],
     "num_stages": [2, 3, 4, 5],
@@ -43,6 +48,7 @@ CONSTRAINTS = [
     # split-K only pays while one program per tile leaves units idle
     "SPLIT_K == 1 or ((M + BLOCK_M - 1) // BLOCK_M) * ((N + BLOCK_N - 1) // BLOCK_N) < units",
     "fp8_e4m3 == 1 or dtype_bytes > 1",
+    "TMA == 0 or (tma == 1 and PROGRAMS_PER_UNIT > 0)",  # the TMA variant is persistent, Hopper and later
 ]
 VERIFY_SHAPES = [{"M": 67, "N": 45, "K": 80}, {"M": 128, "N": 96, "K": 64}]
 # Evaluated first in a new study: the config list of Triton's matmul tutorial (what @triton.autotune
@@ -57,6 +63,10 @@ SEEDS = [
      "num_stages": 3, "num_warps": 4},
     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1,
      "num_stages": 3, "num_warps": 8},
+] + [  # the TMA variant where the space has it (sm_90 and later)
+    {"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "TMA": 1,
+     "num_stages": s, "num_warps": 8}
+    for n, s in [(256, 3), (128, 4)]
 ]
 TOLERANCE = {"float32": 2e-3}  # tl.dot takes fp32 inputs as tf32 on tensor cores
 PEAK_DTYPE = {"float32": "tfloat32"}  # so % of peak compares fp32 GEMMs with the tf32 tensor-core peak
@@ -101,8 +111,12 @@ def _tile_dot(a_ptr, b_ptr, rm, rn, M, N, k_lo, k_hi, stride_am, stride_ak, stri
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, stride_bk, stride_bn,
                   stride_cs, stride_cm, stride_cn,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                  EVEN_K: tl.constexpr):
-    """One C tile per program along axis 0; axis 1 is the K split (slice stride_cs of the output)."""
+                  EVEN_K: tl.constexpr, AM_UNIT: tl.constexpr, AK_UNIT: tl.constexpr, BK_UNIT: tl.constexpr,
+                  BN_UNIT: tl.constexpr):
+    """One C tile per program along axis 0; axis 1 is the K split (slice stride_cs of the output).
+    A's and B's strides arrive divided by their *_UNIT (see _unit)."""
+    stride_am, stride_ak = stride_am * AM_UNIT, stride_ak * AK_UNIT
+    stride_bk, stride_bn = stride_bk * BK_UNIT, stride_bn * BN_UNIT
     pid_m, pid_n = _tile_coords(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
     split = tl.program_id(1)
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -117,7 +131,11 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_a
 @triton.jit
 def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
                              stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                             BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, EVEN_K: tl.constexpr):
+                             BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, EVEN_K: tl.constexpr,
+                             AM_UNIT: tl.constexpr, AK_UNIT: tl.constexpr, BK_UNIT: tl.constexpr,
+                             BN_UNIT: tl.constexpr):
+    stride_am, stride_ak = stride_am * AM_UNIT, stride_ak * AK_UNIT
+    stride_bk, stride_bn = stride_bk * BK_UNIT, stride_bn * BN_UNIT
     num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(N, BLOCK_N)
     for tile in range(tl.program_id(0), num_m * num_n, tl.num_programs(0)):
@@ -128,6 +146,36 @@ def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak,
                         BLOCK_M, BLOCK_N, BLOCK_K, EVEN_K)
         c = c_ptr + rm[:, None].to(tl.int64) * stride_cm + rn[None, :] * stride_cn
         tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def matmul_tma_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, stride_cm,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                      B_KMAJOR: tl.constexpr):
+    """Persistent, with every tile moved by the Tensor Memory Accelerator: the descriptors are built on
+    the device, the TMA zero-fills what lies past M, N or K on loads and drops it on stores, so nothing
+    is masked or wrapped. B_KMAJOR: B is stored K-major (fp8), read as N x K tiles and transposed."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, 1], block_shape=[BLOCK_M, BLOCK_K])
+    if B_KMAJOR:
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[stride_bn, 1],
+                                           block_shape=[BLOCK_N, BLOCK_K])
+    else:
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_bk, 1],
+                                           block_shape=[BLOCK_K, BLOCK_N])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[stride_cm, 1], block_shape=[BLOCK_M, BLOCK_N])
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(N, BLOCK_N)
+    for tile in range(tl.program_id(0), num_m * num_n, tl.num_programs(0)):
+        pid_m, pid_n = _tile_coords(tile, num_m, num_n, GROUP_M)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_K)):
+            a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+            if B_KMAJOR:
+                b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K]).T
+            else:
+                b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
+            acc = tl.dot(a, b, acc)
+        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_ptr.dtype.element_ty))
 
 
 @triton.jit
@@ -175,6 +223,30 @@ def baseline(inputs):
     return torch.matmul(a, b)
 
 
+def _unit(stride: int) -> int:
+    """The power of two (up to 16) that divides a stride. Triton marks an integer argument as a multiple
+    of 16 or nothing; a row stride of 1000 elements would leave it unable to prove that rows start
+    16-byte aligned, and every load of the K loop would be scalar. Passing stride // unit and
+    multiplying by the constexpr unit inside the kernel lets it vectorize (seen in the PTX: ld.global.b16
+    becomes ld.global.v4.b32 for a 1000-column bf16 A)."""
+    return min(16, stride & -stride) if stride > 1 else 1
+
+
+def _tma_ready(*tensors) -> bool:
+    """The TMA's rules for a 2-D tensor: 16-byte aligned base, one unit stride, the other stride a
+    multiple of 16 bytes."""
+    for t in tensors:
+        inner, outer = sorted(t.stride())
+        if inner != 1 or t.data_ptr() % 16 or (outer * t.element_size()) % 16:
+            return False
+    return True
+
+
+def _scratch(size, alignment, stream):
+    """Global memory for the descriptors matmul_tma_kernel builds on the device."""
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
 def launch(k, inputs, params):
     a, b, c = inputs["a"], inputs["b"], inputs["c"]
     (m, kk), n = a.shape, b.shape[1]
@@ -182,22 +254,31 @@ def launch(k, inputs, params):
     split_k, per_unit = params.get("SPLIT_K", 1), params.get("PROGRAMS_PER_UNIT", 0)
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     # every split's K range is a whole number of BLOCK_K steps (below), so only K itself can be ragged
-    blocks = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, EVEN_K=kk % bk == 0)
+    units = [_unit(s) for s in (*a.stride(), *b.stride())]
+    blocks = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, EVEN_K=kk % bk == 0,
+                  **dict(zip(("AM_UNIT", "AK_UNIT", "BK_UNIT", "BN_UNIT"), units)))
+    sa = [s // u for s, u in zip(a.stride(), units[:2])]
+    sb = [s // u for s, u in zip(b.stride(), units[2:])]
+    if per_unit and params.get("TMA", 0) and _tma_ready(a, b, c) and a.stride(1) == 1:
+        # a config that asks for the TMA on a tensor it cannot take (a row of 45 bf16 values is 90
+        # bytes) runs the plain persistent kernel below: same tiles, same order, same result
+        triton.set_allocator(_scratch)
+        k.matmul_tma_kernel[(min(tiles, params["UNITS"] * per_unit),)](
+            a, b, c, m, n, kk, a.stride(0), b.stride(0), b.stride(1), c.stride(0), BLOCK_M=bm, BLOCK_N=bn,
+            BLOCK_K=bk, GROUP_M=gm, B_KMAJOR=b.stride(0) == 1)
+        return
     if per_unit:
         grid = (min(tiles, params["UNITS"] * per_unit),)
-        k.matmul_persistent_kernel[grid](a, b, c, m, n, kk, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                         c.stride(0), c.stride(1), **blocks)
+        k.matmul_persistent_kernel[grid](a, b, c, m, n, kk, *sa, *sb, c.stride(0), c.stride(1), **blocks)
         return
     if split_k == 1:
-        k.matmul_kernel[(tiles, 1)](a, b, c, m, n, kk, kk, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                                    0, c.stride(0), c.stride(1), **blocks)
+        k.matmul_kernel[(tiles, 1)](a, b, c, m, n, kk, kk, *sa, *sb, 0, c.stride(0), c.stride(1), **blocks)
         return
     k_per_split = triton.cdiv(triton.cdiv(kk, split_k), bk) * bk
     splits = triton.cdiv(kk, k_per_split)
     # allocated per call: after the first, torch's caching allocator hands back the same block
     work = torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
-    k.matmul_kernel[(tiles, splits)](a, b, work, m, n, kk, k_per_split, a.stride(0), a.stride(1), b.stride(0),
-                                     b.stride(1), work.stride(0), work.stride(1), work.stride(2), **blocks)
+    k.matmul_kernel[(tiles, splits)](a, b, work, m, n, kk, k_per_split, *sa, *sb, *work.stride(), **blocks)
     k.splitk_reduce_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](work, c, m, n, *work.stride(), c.stride(0),
                                                                      c.stride(1), SPLIT_K=splits, BLOCK_M=bm,
                                                                      BLOCK_N=bn)
