@@ -111,10 +111,11 @@ def _tile_dot(a_ptr, b_ptr, rm, rn, M, N, k_lo, k_hi, stride_am, stride_ak, stri
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, stride_bk, stride_bn,
                   stride_cs, stride_cm, stride_cn,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                  EVEN_K: tl.constexpr, AM_UNIT: tl.constexpr, AK_UNIT: tl.constexpr, BK_UNIT: tl.constexpr,
-                  BN_UNIT: tl.constexpr):
+                  EVEN_K: tl.constexpr, M_UNIT: tl.constexpr, N_UNIT: tl.constexpr, K_UNIT: tl.constexpr,
+                  AM_UNIT: tl.constexpr, AK_UNIT: tl.constexpr, BK_UNIT: tl.constexpr, BN_UNIT: tl.constexpr):
     """One C tile per program along axis 0; axis 1 is the K split (slice stride_cs of the output).
-    A's and B's strides arrive divided by their *_UNIT (see _unit)."""
+    M, N, K and A's and B's strides arrive divided by their *_UNIT (see _unit)."""
+    M, N, K = M * M_UNIT, N * N_UNIT, K * K_UNIT
     stride_am, stride_ak = stride_am * AM_UNIT, stride_ak * AK_UNIT
     stride_bk, stride_bn = stride_bk * BK_UNIT, stride_bn * BN_UNIT
     pid_m, pid_n = _tile_coords(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
@@ -132,8 +133,10 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_a
 def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
                              stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                              BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, EVEN_K: tl.constexpr,
+                             M_UNIT: tl.constexpr, N_UNIT: tl.constexpr, K_UNIT: tl.constexpr,
                              AM_UNIT: tl.constexpr, AK_UNIT: tl.constexpr, BK_UNIT: tl.constexpr,
                              BN_UNIT: tl.constexpr):
+    M, N, K = M * M_UNIT, N * N_UNIT, K * K_UNIT
     stride_am, stride_ak = stride_am * AM_UNIT, stride_ak * AK_UNIT
     stride_bk, stride_bn = stride_bk * BK_UNIT, stride_bn * BN_UNIT
     num_m = tl.cdiv(M, BLOCK_M)
@@ -223,13 +226,13 @@ def baseline(inputs):
     return torch.matmul(a, b)
 
 
-def _unit(stride: int) -> int:
-    """The power of two (up to 16) that divides a stride. Triton marks an integer argument as a multiple
-    of 16 or nothing; a row stride of 1000 elements would leave it unable to prove that rows start
-    16-byte aligned, and every load of the K loop would be scalar. Passing stride // unit and
-    multiplying by the constexpr unit inside the kernel lets it vectorize (seen in the PTX: ld.global.b16
-    becomes ld.global.v4.b32 for a 1000-column bf16 A)."""
-    return min(16, stride & -stride) if stride > 1 else 1
+def _unit(value: int) -> int:
+    """The power of two (up to 16) that divides a size or stride. Triton marks an integer argument as a
+    multiple of 16 or nothing: with 1000-wide rows it cannot prove that rows start 16-byte aligned, nor
+    that `rn < N` or `rn % N` stay constant or contiguous over 8 columns, and every load of the K loop is
+    scalar. Passing value // unit and multiplying by the constexpr unit inside the kernel lets it
+    vectorize (seen in the PTX: ld.global.b16 becomes ld.global.v4.b32 for a 1000-column bf16 A)."""
+    return min(16, value & -value) if value > 1 else 1
 
 
 def _tma_ready(*tensors) -> bool:
@@ -254,11 +257,11 @@ def launch(k, inputs, params):
     split_k, per_unit = params.get("SPLIT_K", 1), params.get("PROGRAMS_PER_UNIT", 0)
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     # every split's K range is a whole number of BLOCK_K steps (below), so only K itself can be ragged
-    units = [_unit(s) for s in (*a.stride(), *b.stride())]
+    values = (m, n, kk, *a.stride(), *b.stride())
+    units = [_unit(v) for v in values]
     blocks = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, EVEN_K=kk % bk == 0,
-                  **dict(zip(("AM_UNIT", "AK_UNIT", "BK_UNIT", "BN_UNIT"), units)))
-    sa = [s // u for s, u in zip(a.stride(), units[:2])]
-    sb = [s // u for s, u in zip(b.stride(), units[2:])]
+                  **dict(zip(("M_UNIT", "N_UNIT", "K_UNIT", "AM_UNIT", "AK_UNIT", "BK_UNIT", "BN_UNIT"), units)))
+    sizes, sa, sb = [[v // u for v, u in zip(values[i:j], units[i:j])] for i, j in ((0, 3), (3, 5), (5, 7))]
     if per_unit and params.get("TMA", 0) and _tma_ready(a, b, c) and a.stride(1) == 1:
         # a config that asks for the TMA on a tensor it cannot take (a row of 45 bf16 values is 90
         # bytes) runs the plain persistent kernel below: same tiles, same order, same result
@@ -269,16 +272,16 @@ def launch(k, inputs, params):
         return
     if per_unit:
         grid = (min(tiles, params["UNITS"] * per_unit),)
-        k.matmul_persistent_kernel[grid](a, b, c, m, n, kk, *sa, *sb, c.stride(0), c.stride(1), **blocks)
+        k.matmul_persistent_kernel[grid](a, b, c, *sizes, *sa, *sb, c.stride(0), c.stride(1), **blocks)
         return
     if split_k == 1:
-        k.matmul_kernel[(tiles, 1)](a, b, c, m, n, kk, kk, *sa, *sb, 0, c.stride(0), c.stride(1), **blocks)
+        k.matmul_kernel[(tiles, 1)](a, b, c, *sizes, kk, *sa, *sb, 0, c.stride(0), c.stride(1), **blocks)
         return
     k_per_split = triton.cdiv(triton.cdiv(kk, split_k), bk) * bk
     splits = triton.cdiv(kk, k_per_split)
     # allocated per call: after the first, torch's caching allocator hands back the same block
     work = torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
-    k.matmul_kernel[(tiles, splits)](a, b, work, m, n, kk, k_per_split, *sa, *sb, *work.stride(), **blocks)
+    k.matmul_kernel[(tiles, splits)](a, b, work, *sizes, k_per_split, *sa, *sb, *work.stride(), **blocks)
     k.splitk_reduce_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](work, c, m, n, *work.stride(), c.stride(0),
                                                                      c.stride(1), SPLIT_K=splits, BLOCK_M=bm,
                                                                      BLOCK_N=bn)
