@@ -45,6 +45,27 @@ def test_norms_are_right_for_rows_of_one_and_many_blocks(name, dtype, block):
     assert {"M": 5, "N": 1000} in result["shapes"]
 
 
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "rmsnorm"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_row_kernels_are_right_with_several_rows_a_program(name, dtype):
+    # 4 rows a program, prefetched: M=37 and M=5 leave the last program rows past the end; rows of
+    # 300 fit the 2048 block masked, 1000-2000 fit it masked, 512 and 4096 are checked where they fit
+    result = verify(name, dtype, {"BLOCK_N": 4096, "ROWS": 4, "ROW_STAGES": 2})
+    assert_passes(result)
+    assert {s["M"] for s in result["shapes"]} >= {37, 5}
+
+
+def test_row_prefetch_compiles_to_asynchronous_copies():
+    """ROW_STAGES=2 makes Triton load the next row into shared memory while this one is reduced; the
+    compiled kernel says so by the shared memory it asks for (a stage of one 32768-wide bf16 row)."""
+    shape = {"M": 4096, "N": 32768}
+    plain = {"BLOCK_N": 32768, "ROWS": 4, "ROW_STAGES": 1, "num_warps": 16, "num_stages": 1}
+    one = compile_for("softmax", "nvidia:sm_90", shape, "bfloat16", plain)["resources"]["shared_bytes"]
+    two = compile_for("softmax", "nvidia:sm_90", shape, "bfloat16", {**plain, "ROW_STAGES": 2})["resources"]
+    assert two["shared_bytes"] >= 32768 * 2 > one
+    assert two["programs_per_unit"] >= 1
+
+
 @pytest.mark.parametrize("name,dtype,params", [
     ("axpy", "float32", {"BLOCK": 1024}),
     ("axpy", "bfloat16", {"BLOCK": 2048}),

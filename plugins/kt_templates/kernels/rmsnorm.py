@@ -1,5 +1,7 @@
-"""Row-wise RMSNorm (weight, eps 1e-6), one row per program. A row that fits one block is read once; a
-longer row takes two passes: an fp32 sum of squares, then scale, the second read served from L2."""
+"""Row-wise RMSNorm (weight, eps 1e-6). A row that fits one block is read once, ROWS rows a program
+(the weight loaded once for them): with ROW_STAGES > 1 the next rows' loads are issued while the current
+row is reduced. A longer row takes two passes, one row a program: an fp32 sum of squares, then scale,
+the second read served from L2."""
 
 import torch
 import triton
@@ -11,36 +13,46 @@ SPACE = {
     "BLOCK_N": [256, 512, 1024, 2048, 4096, 8192, 16384, 32768],
     "num_warps": [1, 2, 4, 8, 16],
     "num_stages": [1, 2, 3, 4],
+    "ROWS": [1, 2, 4, 8],
+    "ROW_STAGES": [1, 2, 3],
 }
 CONSTRAINTS = [
+    "ROWS == 1 or BLOCK_N >= N",  # the two-pass path takes one row a program
+    "ROW_STAGES == 1 or ROWS > 1",  # nothing to prefetch with one row
+    "(ROW_STAGES - 1) * BLOCK_N * dtype_bytes <= smem_bytes",
     "BLOCK_N >= 32 * num_warps",  # every thread holds at least one element
     "BLOCK_N // (32 * num_warps) <= 64",  # at most 64 fp32 values a thread: no spills
     "BLOCK_N <= 2 * N",  # a block far wider than the row only wastes lanes
 ]
+# Evaluated first in a new study where they fit the problem: whole rows, several a program, prefetched.
+SEEDS = [{"BLOCK_N": n, "ROWS": 4, "ROW_STAGES": 2, "num_warps": 16 if n >= 16384 else 8, "num_stages": 1}
+         for n in (4096, 8192, 32768)]
 VERIFY_SHAPES = [{"M": 37, "N": 300}, {"M": 5, "N": 1000}, {"M": 4, "N": 512}]
 
 
 @triton.jit
-def rmsnorm_kernel(y_ptr, x_ptr, w_ptr, n_cols, stride_x, stride_y, eps,
-                   BLOCK_N: tl.constexpr, SINGLE_PASS: tl.constexpr, EVEN_N: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    x_row = x_ptr + row * stride_x
-    y_row = y_ptr + row * stride_y
+def rmsnorm_kernel(y_ptr, x_ptr, w_ptr, n_rows, n_cols, stride_x, stride_y, eps,
+                   BLOCK_N: tl.constexpr, SINGLE_PASS: tl.constexpr, EVEN_N: tl.constexpr, ROWS: tl.constexpr,
+                   ROW_STAGES: tl.constexpr):
     offs = tl.arange(0, BLOCK_N)
     if SINGLE_PASS:
-        mask = offs < n_cols
-        if EVEN_N:
-            x = tl.load(x_row + offs).to(tl.float32)
-            w = tl.load(w_ptr + offs).to(tl.float32)
-        else:
-            x = tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
-            w = tl.load(w_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-        rrms = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
-        if EVEN_N:
-            tl.store(y_row + offs, (x * rrms * w).to(y_ptr.dtype.element_ty))
-        else:
-            tl.store(y_row + offs, (x * rrms * w).to(y_ptr.dtype.element_ty), mask=mask)
+        w = tl.load(w_ptr + offs, mask=offs < n_cols, other=0.0).to(tl.float32)
+        for r in tl.range(0, ROWS, num_stages=ROW_STAGES):
+            # past the last row, the last program redoes the last row (same values): no row mask
+            row = tl.minimum(tl.program_id(0).to(tl.int64) * ROWS + r, n_rows - 1)
+            if EVEN_N:
+                x = tl.load(x_ptr + row * stride_x + offs).to(tl.float32)
+            else:
+                x = tl.load(x_ptr + row * stride_x + offs, mask=offs < n_cols, other=0.0).to(tl.float32)
+            y = (x * (1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)) * w).to(y_ptr.dtype.element_ty)
+            if EVEN_N:
+                tl.store(y_ptr + row * stride_y + offs, y)
+            else:
+                tl.store(y_ptr + row * stride_y + offs, y, mask=offs < n_cols)
     else:
+        row = tl.program_id(0).to(tl.int64)
+        x_row = x_ptr + row * stride_x
+        y_row = y_ptr + row * stride_y
         ss = tl.zeros([BLOCK_N], tl.float32)
         for start in range(0, n_cols, BLOCK_N):
             if EVEN_N:
@@ -82,9 +94,11 @@ def baseline(inputs):
 def launch(k, inputs, params):
     x, y = inputs["x"], inputs["y"]
     n_rows, n_cols = x.shape
-    block = params["BLOCK_N"]
-    k.rmsnorm_kernel[(n_rows,)](y, x, inputs["w"], n_cols, x.stride(0), y.stride(0), EPS,
-                                BLOCK_N=block, SINGLE_PASS=block >= n_cols, EVEN_N=n_cols % block == 0)
+    block, rows = params["BLOCK_N"], params.get("ROWS", 1) if params["BLOCK_N"] >= n_cols else 1
+    k.rmsnorm_kernel[(triton.cdiv(n_rows, rows),)](y, x, inputs["w"], n_rows, n_cols, x.stride(0), y.stride(0), EPS,
+                                                   BLOCK_N=block, SINGLE_PASS=block >= n_cols,
+                                                   EVEN_N=n_cols % block == 0, ROWS=rows,
+                                                   ROW_STAGES=params.get("ROW_STAGES", 1))
 
 
 def flops(shape, dtype):
