@@ -1,4 +1,8 @@
-"""Turn benchmark JSON files (benchmarks/run.py) into BENCHMARKS.md on standard output."""
+"""Turn benchmark JSON files (benchmarks/run.py) into BENCHMARKS.md on standard output.
+
+    python benchmarks/report.py RUN.json [RUN2.json:kernel,kernel ...]
+
+`FILE:a,b` renders only recipes a and b of that run (a later run superseded the others)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,15 @@ def _us(s):
 
 def _ratio(a, b):
     return "-" if not a or not b else f"{a / b:.2f}×"
+
+
+def load(arg: str) -> dict:
+    path, _, only = arg.partition(":")
+    report = json.loads(open(path).read())
+    if only:
+        keep = set(only.split(","))
+        report["kernels"] = [k for k in report["kernels"] if k["recipe"] in keep]
+    return report
 
 
 def render(reports: list[dict]) -> str:
@@ -77,4 +90,4 @@ def render(reports: list[dict]) -> str:
 
 
 if __name__ == "__main__":
-    print(render([json.loads(open(p).read()) for p in sys.argv[1:]]))
+    print(render([load(arg) for arg in sys.argv[1:]]))
