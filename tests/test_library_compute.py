@@ -28,6 +28,7 @@ SMALL_TILES = {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 2}
     # TMA: M=128,N=96,K=64 takes the descriptors (K-major B for fp8); 67x45x80 (90-byte rows) cannot
     ("bfloat16", {"PROGRAMS_PER_UNIT": 1, "UNITS": 3, "TMA": 1}),
     ("float8_e4m3", {"PROGRAMS_PER_UNIT": 1, "UNITS": 2, "TMA": 1}),
+    ("bfloat16", {"PROGRAMS_PER_UNIT": 1, "UNITS": 3, "TMA": 1, "SPLIT_K": 3}),  # TMA into the split-K workspace
 ])
 def test_matmul_variants_are_right_on_ragged_shapes(dtype, variant):
     result = verify("matmul", dtype, {**SMALL_TILES, **variant})
@@ -73,6 +74,9 @@ SKINNY_GEMM = {"M": 256, "N": 256, "K": 16384}
                                             "TMA": 1}, 132, 1),
     ("nvidia:sm_90", "float8_e4m3", BIG_GEMM, {**GEMM_TILES, "num_stages": 4, "PROGRAMS_PER_UNIT": 1, "UNITS": 132,
                                                "TMA": 1}, 132, 1),
+    ("nvidia:sm_90", "bfloat16", {"M": 1024, "N": 1024, "K": 1024}, {**GEMM_TILES, "num_stages": 4, "SPLIT_K": 2,
+                                                                     "PROGRAMS_PER_UNIT": 1, "UNITS": 132,
+                                                                     "TMA": 1}, 128, 2),
 ])
 def test_matmul_variants_cross_compile(target, dtype, shape, params, programs, launches):
     out = compile_for("matmul", target, shape, dtype, params)

@@ -13,8 +13,9 @@
   reference part (H100 PCIe) the kernel stays correct and only oversubscribes a little.
 - TMA (TMA = 1, persistent only, targets whose property `tma` is 1: sm_90 and later): the persistent
   walk with every A, B and C tile moved by the Tensor Memory Accelerator through descriptors built on
-  the device; no masks, no wrapped rows. A tensor the TMA cannot take (a row not a multiple of 16
-  bytes) runs the plain persistent kernel instead.
+  the device; no masks, no wrapped rows. With SPLIT_K > 1 it walks (tile, K split) pairs into the
+  split-K workspace. A tensor the TMA cannot take (a row not a multiple of 16 bytes) runs the plain
+  persistent kernel (or the plain split-K one) instead.
 
 dtypes: float32 (tl.dot takes it as tf32), float16, bfloat16 and float8_e4m3 (output bfloat16; B
 stored K-major, as fp8 tensor cores and torch._scaled_mm want it). fp8 needs a target whose property
@@ -43,7 +44,7 @@ CONSTRAINTS = [
     "BLOCK_M * BLOCK_N // (32 * num_warps) <= 256",  # accumulator registers per thread
     "BLOCK_M <= 2 * M and BLOCK_N <= 2 * N",
     "UNITS == units",
-    "SPLIT_K == 1 or PROGRAMS_PER_UNIT == 0",  # split-K and persistence do not combine
+    "SPLIT_K == 1 or PROGRAMS_PER_UNIT == 0 or TMA == 1",  # split-K is persistent only with the TMA
     "SPLIT_K * BLOCK_K <= K",  # every split has K to sum
     # split-K only pays while one program per tile leaves units idle
     "SPLIT_K == 1 or ((M + BLOCK_M - 1) // BLOCK_M) * ((N + BLOCK_N - 1) // BLOCK_N) < units",
@@ -63,10 +64,10 @@ SEEDS = [
      "num_stages": 3, "num_warps": 4},
     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1,
      "num_stages": 3, "num_warps": 8},
-] + [  # the TMA variant where the space has it (sm_90 and later)
-    {"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "TMA": 1,
-     "num_stages": s, "num_warps": 8}
-    for n, s in [(256, 3), (128, 4)]
+] + [  # the TMA variant where the space has it (sm_90 and later); split-K where tiles leave SMs idle
+    {"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": sk, "PROGRAMS_PER_UNIT": 1, "TMA": 1,
+     "num_stages": s, "num_warps": w}
+    for n, sk, s, w in [(256, 1, 3, 8), (128, 1, 4, 8), (128, 2, 4, 4)]
 ]
 TOLERANCE = {"float32": 2e-3}  # tl.dot takes fp32 inputs as tf32 on tensor cores
 PEAK_DTYPE = {"float32": "tfloat32"}  # so % of peak compares fp32 GEMMs with the tf32 tensor-core peak
@@ -152,12 +153,15 @@ def matmul_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak,
 
 
 @triton.jit
-def matmul_tma_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, stride_cm,
-                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                      B_KMAJOR: tl.constexpr):
+def matmul_tma_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, splits, stride_am, stride_bk, stride_bn,
+                      stride_cs, stride_cm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                      GROUP_M: tl.constexpr, B_KMAJOR: tl.constexpr, SPLIT: tl.constexpr):
     """Persistent, with every tile moved by the Tensor Memory Accelerator: the descriptors are built on
     the device, the TMA zero-fills what lies past M, N or K on loads and drops it on stores, so nothing
-    is masked or wrapped. B_KMAJOR: B is stored K-major (fp8), read as N x K tiles and transposed."""
+    is masked or wrapped. B_KMAJOR: B is stored K-major (fp8), read as N x K tiles and transposed.
+    SPLIT: the programs walk (tile, K split) pairs and store fp32 partial tiles into slice `split` of a
+    [splits, M, N] workspace that splitk_reduce_kernel then sums; every split but the last covers whole
+    BLOCK_K steps, so no step reads into the next split's range."""
     a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, 1], block_shape=[BLOCK_M, BLOCK_K])
     if B_KMAJOR:
         b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[stride_bn, 1],
@@ -165,20 +169,29 @@ def matmul_tma_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride
     else:
         b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_bk, 1],
                                            block_shape=[BLOCK_K, BLOCK_N])
-    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[stride_cm, 1], block_shape=[BLOCK_M, BLOCK_N])
+    if SPLIT:
+        c_desc = tl.make_tensor_descriptor(c_ptr, shape=[splits, M, N], strides=[stride_cs, stride_cm, 1],
+                                           block_shape=[1, BLOCK_M, BLOCK_N])
+    else:
+        c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[stride_cm, 1],
+                                           block_shape=[BLOCK_M, BLOCK_N])
     num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(N, BLOCK_N)
-    for tile in range(tl.program_id(0), num_m * num_n, tl.num_programs(0)):
-        pid_m, pid_n = _tile_coords(tile, num_m, num_n, GROUP_M)
+    for work in range(tl.program_id(0), num_m * num_n * splits, tl.num_programs(0)):
+        pid_m, pid_n = _tile_coords(work // splits, num_m, num_n, GROUP_M)
+        k_lo = (work % splits) * k_per_split
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BLOCK_K)):
-            a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+        for k in range(k_lo, tl.minimum(k_lo + k_per_split, K), BLOCK_K):
+            a = a_desc.load([pid_m * BLOCK_M, k])
             if B_KMAJOR:
-                b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K]).T
+                b = b_desc.load([pid_n * BLOCK_N, k]).T
             else:
-                b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
+                b = b_desc.load([k, pid_n * BLOCK_N])
             acc = tl.dot(a, b, acc)
-        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_ptr.dtype.element_ty))
+        if SPLIT:
+            c_desc.store([work % splits, pid_m * BLOCK_M, pid_n * BLOCK_N], acc[None, :, :])
+        else:
+            c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_ptr.dtype.element_ty))
 
 
 @triton.jit
@@ -236,11 +249,11 @@ def _unit(value: int) -> int:
 
 
 def _tma_ready(*tensors) -> bool:
-    """The TMA's rules for a 2-D tensor: 16-byte aligned base, one unit stride, the other stride a
-    multiple of 16 bytes."""
+    """The TMA's rules: a 16-byte aligned base, one unit stride, every other stride a multiple of 16
+    bytes."""
     for t in tensors:
-        inner, outer = sorted(t.stride())
-        if inner != 1 or t.data_ptr() % 16 or (outer * t.element_size()) % 16:
+        inner, *outer = sorted(t.stride())
+        if inner != 1 or t.data_ptr() % 16 or any((s * t.element_size()) % 16 for s in outer):
             return False
     return True
 
@@ -256,35 +269,38 @@ def launch(k, inputs, params):
     bm, bn, bk, gm = params["BLOCK_M"], params["BLOCK_N"], params["BLOCK_K"], params["GROUP_M"]
     split_k, per_unit = params.get("SPLIT_K", 1), params.get("PROGRAMS_PER_UNIT", 0)
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-    # every split's K range is a whole number of BLOCK_K steps (below), so only K itself can be ragged
     values = (m, n, kk, *a.stride(), *b.stride())
     units = [_unit(v) for v in values]
     blocks = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, EVEN_K=kk % bk == 0,
                   **dict(zip(("M_UNIT", "N_UNIT", "K_UNIT", "AM_UNIT", "AK_UNIT", "BK_UNIT", "BN_UNIT"), units)))
     sizes, sa, sb = [[v // u for v, u in zip(values[i:j], units[i:j])] for i, j in ((0, 3), (3, 5), (5, 7))]
-    if per_unit and params.get("TMA", 0) and _tma_ready(a, b, c) and a.stride(1) == 1:
+    splits, k_per_split, work = 1, kk, None
+    if split_k > 1:
+        # every split's K range is a whole number of BLOCK_K steps, so only the last one is ragged
+        k_per_split = triton.cdiv(triton.cdiv(kk, split_k), bk) * bk
+        splits = triton.cdiv(kk, k_per_split)
+        # allocated per call: after the first, torch's caching allocator hands back the same block
+        work = torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
+    out = c if work is None else work
+    if per_unit and params.get("TMA", 0) and a.stride(1) == 1 and _tma_ready(a, b, out):
         # a config that asks for the TMA on a tensor it cannot take (a row of 45 bf16 values is 90
-        # bytes) runs the plain persistent kernel below: same tiles, same order, same result
+        # bytes) runs a plain kernel below: same tiles, same K splits, same result
         triton.set_allocator(_scratch)
-        k.matmul_tma_kernel[(min(tiles, params["UNITS"] * per_unit),)](
-            a, b, c, m, n, kk, a.stride(0), b.stride(0), b.stride(1), c.stride(0), BLOCK_M=bm, BLOCK_N=bn,
-            BLOCK_K=bk, GROUP_M=gm, B_KMAJOR=b.stride(0) == 1)
-        return
-    if per_unit:
+        k.matmul_tma_kernel[(min(tiles * splits, params["UNITS"] * per_unit),)](
+            a, b, out, m, n, kk, k_per_split, splits, a.stride(0), b.stride(0), b.stride(1),
+            out.stride(0) if work is not None else 0, out.stride(-2), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+            GROUP_M=gm, B_KMAJOR=b.stride(0) == 1, SPLIT=work is not None)
+    elif per_unit and work is None:
         grid = (min(tiles, params["UNITS"] * per_unit),)
         k.matmul_persistent_kernel[grid](a, b, c, *sizes, *sa, *sb, c.stride(0), c.stride(1), **blocks)
-        return
-    if split_k == 1:
+    elif work is None:
         k.matmul_kernel[(tiles, 1)](a, b, c, *sizes, kk, *sa, *sb, 0, c.stride(0), c.stride(1), **blocks)
-        return
-    k_per_split = triton.cdiv(triton.cdiv(kk, split_k), bk) * bk
-    splits = triton.cdiv(kk, k_per_split)
-    # allocated per call: after the first, torch's caching allocator hands back the same block
-    work = torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
-    k.matmul_kernel[(tiles, splits)](a, b, work, *sizes, k_per_split, *sa, *sb, *work.stride(), **blocks)
-    k.splitk_reduce_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](work, c, m, n, *work.stride(), c.stride(0),
-                                                                     c.stride(1), SPLIT_K=splits, BLOCK_M=bm,
-                                                                     BLOCK_N=bn)
+    else:
+        k.matmul_kernel[(tiles, splits)](a, b, work, *sizes, k_per_split, *sa, *sb, *work.stride(), **blocks)
+    if work is not None:
+        k.splitk_reduce_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](work, c, m, n, *work.stride(),
+                                                                         c.stride(0), c.stride(1), SPLIT_K=splits,
+                                                                         BLOCK_M=bm, BLOCK_N=bn)
 
 
 def flops(shape, dtype):
