@@ -196,18 +196,21 @@ def matmul_tma_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, splits, stride_
 
 @triton.jit
 def splitk_reduce_kernel(w_ptr, c_ptr, M, N, stride_ws, stride_wm, stride_wn, stride_cm, stride_cn,
-                         SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """C tile = sum over splits of its fp32 workspace slices, in split order (deterministic). Tiles
-    like the GEMM's, so this launch has fewer programs than the GEMM it follows."""
-    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+                         SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
+    """C tile = sum over splits of its fp32 workspace slices, in split order (deterministic). One program
+    per GEMM tile (fewer programs than the GEMM it follows), ROWS rows at a time: the whole 128x128 tile
+    at once held 128 fp32 sums a thread and spilled 4480 bytes of stack a thread (cuobjdump, sm_90);
+    split-K configs measured 20-65 us at 1000^3 on an H200 against 12 us without a split."""
     rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    mask = (rm[:, None] < M) & (rn[None, :] < N)
-    w = w_ptr + rm[:, None].to(tl.int64) * stride_wm + rn[None, :] * stride_wn
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for s in range(SPLIT_K):
-        acc += tl.load(w + s * stride_ws, mask=mask, other=0.0)
-    c = c_ptr + rm[:, None].to(tl.int64) * stride_cm + rn[None, :] * stride_cn
-    tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=mask)
+    for r in range(0, BLOCK_M, ROWS):
+        rm = tl.program_id(0) * BLOCK_M + r + tl.arange(0, ROWS)
+        mask = (rm[:, None] < M) & (rn[None, :] < N)
+        w = w_ptr + rm[:, None].to(tl.int64) * stride_wm + rn[None, :] * stride_wn
+        acc = tl.zeros((ROWS, BLOCK_N), dtype=tl.float32)
+        for s in range(SPLIT_K):
+            acc += tl.load(w + s * stride_ws, mask=mask, other=0.0)
+        c = c_ptr + rm[:, None].to(tl.int64) * stride_cm + rn[None, :] * stride_cn
+        tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=mask)
 
 
 def _out_dtype(dtype):
@@ -300,7 +303,8 @@ def launch(k, inputs, params):
     if work is not None:
         k.splitk_reduce_kernel[(triton.cdiv(m, bm), triton.cdiv(n, bn))](work, c, m, n, *work.stride(),
                                                                          c.stride(0), c.stride(1), SPLIT_K=splits,
-                                                                         BLOCK_M=bm, BLOCK_N=bn)
+                                                                         BLOCK_M=bm, BLOCK_N=bn,
+                                                                         ROWS=max(1, min(bm, 2048 // bn)))
 
 
 def flops(shape, dtype):
