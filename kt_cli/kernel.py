@@ -289,11 +289,26 @@ _TRITON_TYPES = {
 }
 
 
+def _bool_type() -> str:
+    """The signature type Triton's JIT gives a bool argument ("u1" in Triton 3.9)."""
+    try:
+        from triton.backends.compiler import BaseBackend
+        from triton.runtime.jit import native_specialize_impl
+    except ImportError:
+        return "i1"
+    return native_specialize_impl(BaseBackend, True, False, True, True)[0]
+
+
 def signature_of(launch: Launch) -> tuple[dict, dict, dict]:
-    """Triton signature, constexprs and divisibility attrs for a recorded launch, as Triton's JIT would specialise."""
+    """Triton signature, constexprs and divisibility attrs for a recorded launch, exactly as Triton's JIT
+    specialises a real launch: then the compile pool's binary lands in Triton's cache under the key the
+    device worker's JIT looks up, and the device loads it instead of compiling the candidate again. The
+    JIT lists an attribute entry for every argument (empty where nothing is specialised), and the key
+    hashes that list, so every argument gets one here too (tests/test_compile_cache.py)."""
     fn = launch.fn
     constexpr_names = {fn.arg_names[i] for i in fn.constexprs}
-    signature, constexprs, attrs = {}, {}, {}
+    signature, constexprs = {}, {}
+    attrs = {(index,): [] for index in range(len(fn.arg_names))}
     for index, name in enumerate(fn.arg_names):
         if name in constexpr_names:
             constexprs[name] = launch.args.get(name, fn.params[index].default)
@@ -303,8 +318,9 @@ def signature_of(launch: Launch) -> tuple[dict, dict, dict]:
         if hasattr(value, "dtype") and hasattr(value, "data_ptr"):
             signature[name] = "*" + _TRITON_TYPES[str(value.dtype).replace("torch.", "")]
             attrs[(index,)] = [["tt.divisibility", 16]]
-        elif isinstance(value, bool):
-            signature[name] = "i1"
+        elif isinstance(value, bool):  # like floats, never specialised: no attribute entry
+            signature[name] = _bool_type()
+            del attrs[(index,)]
         elif isinstance(value, int):
             if value == 1:  # Triton specialises 1 into a constant
                 signature[name], constexprs[name] = "constexpr", 1
@@ -314,6 +330,7 @@ def signature_of(launch: Launch) -> tuple[dict, dict, dict]:
                 attrs[(index,)] = [["tt.divisibility", 16]]
         elif isinstance(value, float):
             signature[name] = "fp32"
+            del attrs[(index,)]
         elif value is None:
             signature[name], constexprs[name] = "constexpr", None
         else:

@@ -1,0 +1,61 @@
+"""The compile pool compiles each candidate ahead of the device. That only saves the device's time if
+the binary lands in Triton's cache under the key the device worker's JIT computes for the real launch;
+otherwise the JIT compiles the candidate again on the device's critical path. These tests build both
+keys on the CPU (Triton's own binder and cache-key code for the JIT side) and require them equal."""
+
+import pytest
+
+from kt_cli.kernel import Kernel, Tensors, record_launches, signature_of
+from tests.kernel_checks import template
+
+CASES = [
+    ("softmax", "bfloat16", {"M": 4096, "N": 4096}, {"BLOCK_N": 4096, "ROWS": 2, "ROW_STAGES": 2},
+     {"num_warps": 8, "num_stages": 1}),
+    ("rmsnorm", "float16", {"M": 37, "N": 300}, {"BLOCK_N": 512}, {"num_warps": 4, "num_stages": 2}),
+    # split-K: two launches (the GEMM into the workspace, then the reduction), ragged 1000-wide rows
+    ("matmul", "bfloat16", {"M": 1000, "N": 1000, "K": 1000},
+     {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 2, "PROGRAMS_PER_UNIT": 0,
+      "UNITS": 132, "TMA": 0}, {"num_warps": 4, "num_stages": 3}),
+    ("matmul", "bfloat16", {"M": 256, "N": 256, "K": 256},
+     {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1,
+      "UNITS": 132, "TMA": 1}, {"num_warps": 8, "num_stages": 3}),
+]
+
+
+def _keys(name, dtype, shape, params, options):
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource, make_backend
+    from triton.compiler.compiler import get_cache_key
+    from triton.runtime.jit import create_function_from_signature
+
+    from kt_cli.execute import split_params
+
+    target = GPUTarget("cuda", 90, 32)
+    backend = make_backend(target)
+    env = {}
+    kernel = Kernel.load(template(name))
+    kernel_params, _ = split_params(params, tuple(options))
+    pool = record_launches(kernel, shape, dtype, kernel_params, options)  # what the compile pool compiles
+    real = []  # what the device worker launches: real (CPU) tensors, the JIT's own specialisation
+    kernel.launch(kernel.make_inputs(shape, dtype, Tensors("cpu", 0)), kernel_params, options, launches=real)
+    assert [launch.fn for launch in pool] == [launch.fn for launch in real]
+    out = []
+    for ahead, launch in zip(pool, real):
+        signature, constexprs, attrs = signature_of(ahead)
+        pool_key = get_cache_key(ASTSource(ahead.fn, signature, constexprs, attrs), backend,
+                                 backend.parse_options(dict(ahead.options)), env)
+        fn = launch.fn
+        kwargs = {**launch.options, "debug": False}  # JITFunction.run adds debug
+        binder = create_function_from_signature(fn.signature, fn.params, backend)
+        bound, specialization, jit_options = binder(*[launch.args[n] for n in fn.arg_names], **kwargs)
+        jit_options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, specialization,
+                                                                  jit_options)
+        jit_key = get_cache_key(ASTSource(fn, signature, constexprs, attrs), backend, jit_options, env)
+        out.append((fn.__name__, pool_key, jit_key))
+    return out
+
+
+@pytest.mark.parametrize("name,dtype,shape,params,options", CASES)
+def test_the_device_finds_the_binary_the_compile_pool_made(name, dtype, shape, params, options):
+    for fn, pool_key, jit_key in _keys(name, dtype, shape, params, options):
+        assert pool_key == jit_key, f"{fn}: the device's JIT would compile the candidate again"
