@@ -285,7 +285,7 @@ def launch(k, inputs, params):
         # allocated per call: after the first, torch's caching allocator hands back the same block
         work = torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
     out = c if work is None else work
-    if per_unit and params.get("TMA", 0) and a.stride(1) == 1 and _tma_ready(a, b, out):
+    if per_unit and params.get("TMA", 0) and a.stride(1) == 1 and out.stride(-1) == 1 and _tma_ready(a, b, out):
         # a config that asks for the TMA on a tensor it cannot take (a row of 45 bf16 values is 90
         # bytes) runs a plain kernel below: same tiles, same K splits, same result
         triton.set_allocator(_scratch)
