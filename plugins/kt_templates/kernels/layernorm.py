@@ -1,7 +1,8 @@
 """Row-wise LayerNorm (weight, bias, eps 1e-5). A row that fits one block is read once, ROWS rows a
 program (weight and bias re-read from L2 for each): with ROW_STAGES > 1 the next rows' loads are issued
-while the current row is reduced. A longer row takes two passes, one row a program: fp32 shifted sums (the shift by the row's first element keeps
-sum-of-squares from cancelling when |mean| >> std), then normalize, the second read served from L2."""
+while the current row is reduced. A longer row takes two passes, one row a program: fp32 shifted sums
+(the shift by the row's first element keeps sum-of-squares from cancelling when |mean| >> std), then
+normalize, the second read served from L2."""
 
 import torch
 import triton
