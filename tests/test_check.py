@@ -108,6 +108,23 @@ def test_a_regression_exits_1_and_names_it(kt, tmp_path):
     assert kt("check", art, "--replay", rec, "--threshold", "30%").exit_code == 0
 
 
+def test_check_reads_the_blocks_of_a_recording_and_the_artifact(kt, tmp_path):
+    """The same 200 pairs, 3% slower than the artifact: with the blocks the measurement says it had
+    (fresh inputs whose ratios spread 0.99-1.07) a 2% gate passes; taken as one block it fires."""
+    art = nvidia_artifact(tmp_path)
+    kernel, reference = [], []
+    for i, factor in enumerate([0.99, 1.01, 1.03, 1.05, 1.07]):
+        k, r = paired_samples(factor * 100e-6, 150e-6, n=40, noise=0.01, seed=i)
+        kernel, reference = kernel + k, reference + r
+    blocked = {"device": H100, "kernel": kernel, "baseline": reference, "timer": "cuda-events", "blocks": [40] * 5}
+    flat = {k: v for k, v in blocked.items() if k != "blocks"}
+    rec = recording(tmp_path / "blocked.json", art, {BIG: blocked, WIDE: samples(100e-6, 120e-6)})
+    assert kt("check", art, "--replay", rec, "--threshold", "2%").exit_code == 0
+    rec = recording(tmp_path / "flat.json", art, {BIG: flat, WIDE: samples(100e-6, 120e-6)})
+    result = kt("check", art, "--replay", rec, "--threshold", "2%")
+    assert result.exit_code == 1 and "M=32768,N=4096: regression" in result.stderr
+
+
 def test_a_wrong_result_exits_1(kt, tmp_path):
     art = nvidia_artifact(tmp_path)
     wrong = {"device": H100, "failure_kind": "wrong",
