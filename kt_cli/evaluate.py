@@ -25,7 +25,9 @@ class Evaluator:
     def __init__(self, source, recipe: Recipe, verify_shapes: list, timeout: float, compile_workers: int = 0):
         self.source, self.recipe, self.verify_shapes, self.timeout = source, recipe, verify_shapes, timeout
         cpus = os.cpu_count() or 2
-        self.compile_pool = WorkerPool(compile_workers or max(1, min(4, cpus - 1)), {"TRITON_INTERPRET": "0"})
+        # Since the device loads the pool's binaries from Triton's cache instead of compiling them again
+        # (kernel.signature_of), all compiling happens here: up to 8 workers keep ahead of one device.
+        self.compile_pool = WorkerPool(compile_workers or max(1, min(8, cpus - 1)), {"TRITON_INTERPRET": "0"})
         self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})
         self.device = WorkerPool(1, {"TRITON_INTERPRET": "0"})
         self._verified: dict = {}
