@@ -5,6 +5,8 @@ Runs in worker processes only: it imports torch and the kernel's own code.
 
 from __future__ import annotations
 
+import functools
+
 import hashlib
 import importlib.util
 import sys
@@ -289,14 +291,17 @@ _TRITON_TYPES = {
 }
 
 
+@functools.lru_cache(maxsize=None)
 def _bool_type() -> str:
-    """The signature type Triton's JIT gives a bool argument ("u1" in Triton 3.9)."""
+    """The signature type Triton's JIT gives a bool argument ("u1" in Triton 3.9), asked of Triton's own
+    specialisation where this Triton has it in that form."""
     try:
         from triton.backends.compiler import BaseBackend
         from triton.runtime.jit import native_specialize_impl
-    except ImportError:
+
+        return native_specialize_impl(BaseBackend, True, False, True, True)[0]
+    except Exception:  # another Triton's internals: the older spelling
         return "i1"
-    return native_specialize_impl(BaseBackend, True, False, True, True)[0]
 
 
 def signature_of(launch: Launch) -> tuple[dict, dict, dict]:
