@@ -134,7 +134,10 @@ def test_worker_killed_mid_trial_has_its_trial_retried_by_another(tmp_path):
             running = [] if study is None else study.get_trials(deepcopy=False,
                                                                 states=(optuna.trial.TrialState.RUNNING,))
             for t in running:
-                if t.user_attrs.get(CLAIM) == t.number and t.user_attrs.get("pid") in procs:
+                # a first attempt: a retry (of a trial whose heartbeat went stale on a loaded machine) is
+                # not retried again, by design
+                first = "failed_trial" not in t.system_attrs
+                if t.user_attrs.get(CLAIM) == t.number and t.user_attrs.get("pid") in procs and first:
                     victim, killed = procs.pop(t.user_attrs["pid"]), t.number
                     victim.send_signal(signal.SIGKILL)
                     break
