@@ -60,7 +60,7 @@ def decide(kernel: list[float], reference: list[float], stored_speedup: float, t
                        f"{len(kernel)} and {len(reference)}")
     if stored_speedup <= 0:
         raise BadInput(f"stats.speedup: {stored_speedup!r} is not a positive ratio; re-run kt tune")
-    groups = [g for g in (paired_ratios(k, r) for k, r in zip(_split(kernel, blocks), _split(reference, blocks))) if g]
+    groups = _block_groups(kernel, reference, blocks)
     ratios = sorted(r for g in groups for r in g)
     if len(ratios) < 5:
         raise BadInput("check samples: the reference timings are not positive; re-measure")
@@ -90,11 +90,14 @@ def _split(values: list[float], sizes: list[int] | None) -> list[list[float]]:
     return out
 
 
+def _block_groups(kernel: list[float], reference: list[float], blocks: list[int] | None) -> list[list[float]]:
+    """The paired kernel/reference ratios of each block (blocks without a usable pair left out)."""
+    return [g for g in (paired_ratios(k, r) for k, r in zip(_split(kernel, blocks), _split(reference, blocks))) if g]
+
+
 def block_ratios(out: dict) -> list[float]:
     """The median kernel/reference ratio of each block of a recheck measurement."""
-    groups = (paired_ratios(k, r) for k, r in zip(_split(out["kernel"], out.get("blocks")),
-                                                    _split(out["baseline"], out.get("blocks"))))
-    return [quantile(sorted(g), 0.5) for g in groups if g]
+    return [quantile(sorted(g), 0.5) for g in _block_groups(out["kernel"], out["baseline"], out.get("blocks"))]
 
 
 @dataclass(frozen=True)
