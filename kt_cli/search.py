@@ -156,12 +156,14 @@ def _key(params: dict) -> str:
 class Ledger:
     """The study as every process sharing it sees it: points evaluated, points taken (being evaluated
     by a running trial, or lost with a dead worker and about to come back as a retry), points queued
-    (retries and enqueued points waiting for the next trial), and running trials not decided yet."""
+    (enqueued and not yet claimed: seeds, retries, untried points handed to the sampler), and running
+    trials not decided yet."""
 
     evaluated: dict  # point key -> FrozenTrial
     spent: int  # evaluated points that count against the budget (not refused as invalid by the vendor)
     taken: dict  # point key -> FrozenTrial
-    queued: dict  # point key -> waiting FrozenTrial
+    queued: dict  # point key -> FrozenTrial, waiting or running but not claimed yet
+    retries: int  # queued points that are retries: each holds the unit of budget its dead trial had taken
     undecided: list  # numbers of running trials that have not claimed, skipped or been answered
 
     @classmethod
@@ -176,13 +178,17 @@ class Ledger:
             if t.number == me:
                 continue
             claimed = t.user_attrs.get(CLAIM) == t.number
+            # An enqueued trial's point lives in its fixed params: its params stay empty until it runs.
+            fixed = t.system_attrs.get("fixed_params")
             if t.state == state.RUNNING:
                 if claimed:
                     taken[_key(t.params)] = t
                 elif not {"result", "duplicate_of", SKIPPED} & set(t.user_attrs):
                     undecided.append(t.number)
+                    if fixed is not None:  # keeps its point until it claims it (a retry must not lose it)
+                        queued[_key(fixed)] = t
             elif t.state == state.WAITING:
-                queued[_key(t.params)] = t
+                queued[_key(fixed if fixed is not None else t.params)] = t
             elif "result" in t.user_attrs:
                 if t.state in (state.COMPLETE, state.FAIL) and "duplicate_of" not in t.user_attrs:
                     evaluated[_key(t.params)] = t
@@ -191,7 +197,8 @@ class Ledger:
                 # Its worker died; the process that failed it is enqueueing the retry (max_retry=1) now.
                 taken[_key(t.params)] = t
         spent = sum(json.loads(t.user_attrs["result"])["failure_kind"] != "invalid" for t in evaluated.values())
-        return cls(evaluated, spent, taken, queued, undecided)
+        retries = sum("failed_trial" in t.system_attrs for t in queued.values())
+        return cls(evaluated, spent, taken, queued, retries, undecided)
 
 
 @dataclass
@@ -285,7 +292,7 @@ class StudyRun:
             other = ledger.taken.get(_key(params)) or ledger.queued.get(_key(params))
             if other is not None:
                 skip(trial, f"trial {other.number} has this point")
-            if ledger.spent + len(ledger.taken) + len(ledger.queued) >= limit or exhausted(ledger, 1):
+            if ledger.spent + len(ledger.taken) + ledger.retries >= limit or exhausted(ledger, 1):
                 skip(trial, "the rest of the budget is taken by other trials")
             trial.set_user_attr(CLAIM, trial.number)
             state["duplicates"] = 0
@@ -316,6 +323,7 @@ class StudyRun:
                 ledger = Ledger.read(study)
                 if ledger.spent >= limit or exhausted(ledger):
                     return
+                # (a queued retry holds a unit too, but some process must run a trial to pop it)
                 if ledger.spent + len(ledger.taken) >= limit or exhausted(ledger, 1):
                     # Every unit left is taken (here or elsewhere); wait, since a trial whose process died is
                     # failed after its heartbeat's grace period and comes back as a queued retry.
