@@ -39,6 +39,7 @@ def test_matmul_variants_are_right_on_ragged_shapes(dtype, variant):
 @pytest.mark.parametrize("dtype,blocks,shapes", [
     ("bfloat16", {"BLOCK_M": 32, "BLOCK_N": 16}, None),  # causal GQA (4 heads on 2) and full attention, S ragged
     ("float16", {"BLOCK_M": 16, "BLOCK_N": 16}, [{"B": 1, "H": 2, "H_KV": 1, "S": 20, "D": 64, "CAUSAL": 1}]),
+    ("bfloat16", {"BLOCK_M": 32, "BLOCK_N": 16, "TMA": 1}, None),  # descriptors: zero-filled keys past S
 ])
 def test_attention_is_right_causal_and_grouped(dtype, blocks, shapes):
     result = verify("attention", dtype, blocks, shapes)
@@ -105,6 +106,18 @@ def test_attention_head_dim_64_full_attention_cross_compiles(target):
     out = compile_for("attention", target, shape, "float16", {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4,
                                                               "num_stages": 2})
     assert out["programs"] == 32 * 4 * 32
+
+
+def test_attention_tma_variant_cross_compiles_to_tensor_copies_for_hopper():
+    shape = {"B": 4, "H": 32, "H_KV": 8, "S": 4096, "D": 128, "CAUSAL": 1}
+    out = compile_for("attention", "nvidia:sm_90", shape, "bfloat16", {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4,
+                                                                       "num_stages": 2, "TMA": 1})
+    assert out["programs"] == 32 * 4 * 32 and out["resources"]["spill_bytes"] == 0
+    rule = "TMA == 0 or tma == 1"
+    assert rule in probe("attention", "bfloat16", [shape])["constraints"]
+    point = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "TMA": 1}
+    assert _first_broken_constraint("attention", "bfloat16", shape, "nvidia:sm_80", point) == rule
+    assert _first_broken_constraint("attention", "bfloat16", shape, "nvidia:sm_90", point) is None
 
 
 def _first_broken_constraint(name, dtype, shape, target, point):
