@@ -100,6 +100,27 @@ def test_first_valid_point_cross_compiles(name, dtype, shape, target):
     assert out["estimate"]["seconds"] > 0
 
 
+def _sm90_ptx(name: str, shape: dict, params: dict, options: dict) -> str:
+    from kt_cli.kernel import Kernel, record_launches, signature_of
+    from kt_cli.triton_compile import cross_compile
+    from tests.kernel_checks import template
+
+    launch = record_launches(Kernel.load(template(name)), shape, "bfloat16", params, options)[0]
+    signature, constexprs, attrs = signature_of(launch)
+    return cross_compile(launch.fn, signature, constexprs, {**options, "_attrs": attrs}, "cuda", 90, 32).asm["ptx"]
+
+
+@pytest.mark.parametrize("split_k", [1, 2])
+def test_gemm_of_1000_columns_copies_a_and_b_tiles_asynchronously_like_aligned_ones(split_k):
+    """Rows of 1000 bf16 values are only 16-byte aligned: each tile must still move in 16-byte
+    asynchronous copies, as with 1024 (A copied 2 bytes at a time ran 3x slower on an H100)."""
+    params = {**GEMM_TILES, "BLOCK_N": 64, "SPLIT_K": split_k, "PROGRAMS_PER_UNIT": 0, "TMA": 0, "UNITS": 132}
+    options = {"num_warps": 4, "num_stages": 4}
+    copies = [_sm90_ptx("matmul", {"M": 1000, "N": 1000, "K": k}, params, options).count("cp.async.cg.shared.global")
+              for k in (1000, 1024)]
+    assert copies[0] == copies[1] > 0
+
+
 @pytest.mark.parametrize("target", ["nvidia:sm_90", "amd:gfx942"])
 def test_attention_head_dim_64_full_attention_cross_compiles(target):
     shape = {"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 64}
