@@ -96,18 +96,17 @@ def _tile_dot(a_ptr, b_ptr, rm, rn, M, N, k_lo, k_hi, stride_am, stride_ak, stri
     a = a_ptr + (rm % M)[:, None].to(tl.int64) * stride_am + rk[None, :] * stride_ak
     b = b_ptr + rk[:, None] * stride_bk + (rn % N)[None, :].to(tl.int64) * stride_bn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    # whole BLOCK_K steps without masks; a ragged last step, if any, after the loop: masks in the
-    # loop cost every step (1000 x 1000 x 4000 on an H100: 30.0 us masked throughout, cuBLAS 20.6 us)
-    for k in range(0, (k_hi - k_lo) // BLOCK_K):
-        acc = tl.dot(tl.load(a), tl.load(b), acc)
-        a += BLOCK_K * stride_ak
-        b += BLOCK_K * stride_bk
-    if not EVEN_K:
-        k_left = (k_hi - k_lo) % BLOCK_K
-        if k_left > 0:
+    for k in range(0, tl.cdiv(k_hi - k_lo, BLOCK_K)):
+        if EVEN_K:
+            a_tile = tl.load(a)
+            b_tile = tl.load(b)
+        else:
+            k_left = k_hi - k_lo - k * BLOCK_K
             a_tile = tl.load(a, mask=tl.arange(0, BLOCK_K)[None, :] < k_left, other=0.0)
             b_tile = tl.load(b, mask=tl.arange(0, BLOCK_K)[:, None] < k_left, other=0.0)
-            acc = tl.dot(a_tile, b_tile, acc)
+        acc = tl.dot(a_tile, b_tile, acc)
+        a += BLOCK_K * stride_ak
+        b += BLOCK_K * stride_bk
     return acc
 
 
