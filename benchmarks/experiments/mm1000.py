@@ -1,0 +1,69 @@
+"""Experiment: bf16 GEMM 1000^3 configs of the template vs cuBLAS, graph-replayed (not part of kt)."""
+import itertools
+import sys
+import time
+
+import torch
+import triton
+
+
+class Bound:
+    """The template's kernel module with launch options added to every launch, as kt does."""
+
+    def __init__(self, module, options):
+        self.module, self.options = module, options
+
+    def __getattr__(self, name):
+        fn = getattr(self.module, name)
+        options = self.options
+
+        class Grid:
+            def __getitem__(self, grid):
+                return lambda *a, **kw: fn[grid](*a, **kw, **options)
+        return Grid()
+
+
+def main():
+    sys.path[:0] = [".", "plugins"]
+    from kt_templates.kernels import matmul as tmpl
+
+    m = n = k = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    ref = a.float() @ b.float()
+    t_ref = triton.testing.do_bench_cudagraph(lambda: torch.matmul(a, b), rep=200)
+    print(f"cuBLAS {m}^3: {t_ref*1e3:.2f} us", flush=True)
+    results = []
+    space = itertools.product((64, 128), (64, 128, 256), (64,), (1, 2, 4), (0, 1), (0, 1), (4, 8), (3, 4))
+    for bm, bn, bk, sk, ppu, tma, w, st in space:
+        if (tma and not ppu) or (sk > 1 and ppu and not tma) or (bm + bn) * bk * 2 * (st - 1) > 220000:
+            continue
+        if bm * bn // (32 * w) > 256 or (bm == 64 and w == 8 and bn < 256):
+            continue
+        params = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, SPLIT_K=sk, PROGRAMS_PER_UNIT=ppu, TMA=tma,
+                      UNITS=132)
+        kmod = Bound(tmpl, {"num_warps": w, "num_stages": st})
+        inputs = {"a": a, "b": b, "c": c}
+        try:
+            c.zero_()
+            tmpl.launch(kmod, inputs, params)
+            torch.cuda.synchronize()
+            err = ((c.float() - ref).abs().max() / ref.abs().max()).item()
+            if err > 1e-2:
+                print("WRONG", params, err)
+                continue
+            t = triton.testing.do_bench_cudagraph(lambda: tmpl.launch(kmod, inputs, params), rep=100)
+            results.append((t, f"BM{bm} BN{bn} BK{bk} SK{sk} PPU{ppu} TMA{tma} w{w} st{st}"))
+        except Exception as e:  # noqa: BLE001
+            print(params, type(e).__name__, str(e)[:80])
+    results.sort()
+    for t, name in results[:15]:
+        print(f"{name}: {t*1e3:.2f} us  {t_ref/t:.2f}x cuBLAS", flush=True)
+    print(len(results), "configs")
+
+
+if __name__ == "__main__":
+    t0 = time.time()
+    main()
+    print(f"done in {time.time()-t0:.0f} s")
