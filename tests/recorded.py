@@ -117,4 +117,7 @@ def kt_cli_runner():
 def tamper(artifact: Path) -> None:
     """Edit the kernel source after the manifest recorded its sha256."""
     source = artifact / "softmax.py"
-    source.write_text(source.read_text().replace("tl.exp(x - tl.max(x, axis=0))", "tl.exp(x)"))
+    text = source.read_text()
+    edited = text.replace("tl.exp2((x - tl.max(x, axis=0))", "tl.exp2((x")
+    assert edited != text, "the softmax source changed: tamper() must edit it"
+    source.write_text(edited)

@@ -6,26 +6,11 @@ import time
 import torch
 import triton
 
-
-class Bound:
-    """The template's kernel module with launch options added to every launch, as kt does."""
-
-    def __init__(self, module, options):
-        self.module, self.options = module, options
-
-    def __getattr__(self, name):
-        fn = getattr(self.module, name)
-        options = self.options
-
-        class Grid:
-            def __getitem__(self, grid):
-                return lambda *a, **kw: fn[grid](*a, **kw, **options)
-        return Grid()
+from common import Bound, template
 
 
 def main():
-    sys.path[:0] = [".", "plugins"]
-    from kt_templates.kernels import matmul as tmpl
+    tmpl = template("matmul")
 
     m = n = k = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)

@@ -1,10 +1,10 @@
 """Experiment: fixed vs per-K-step cost of the GEMM template at M = N = 1000 (not part of kt)."""
-import sys
 import torch
 import triton
-sys.path[:0] = [".", "plugins", "benchmarks/experiments"]
-from mm1000 import Bound  # noqa: E402
-from kt_templates.kernels import matmul as tmpl  # noqa: E402
+
+from common import Bound, template
+
+tmpl = template("matmul")
 
 configs = {"tma128": (dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, SPLIT_K=1, PROGRAMS_PER_UNIT=1, TMA=1,
                            UNITS=132), {"num_warps": 4, "num_stages": 3}),

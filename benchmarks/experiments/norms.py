@@ -1,10 +1,11 @@
 """Experiment: long-row layernorm / rmsnorm variants (4096 x 32768 bf16) vs copy (not part of kt)."""
-import sys
 import time
 
 import torch
 import triton
 import triton.language as tl
+
+from common import bench, template
 
 
 @triton.jit
@@ -37,16 +38,8 @@ def rmsnorm_late(y_ptr, x_ptr, w_ptr, n_cols, stride, eps, BLOCK_N: tl.constexpr
     tl.store(y_ptr + row * stride + offs, (x * r * w.to(tl.float32)).to(y_ptr.dtype.element_ty))
 
 
-def bench(fn):
-    fn()
-    torch.cuda.synchronize()
-    return triton.testing.do_bench(fn, warmup=50, rep=400)
-
-
 def main():
-    sys.path[:0] = [".", "plugins"]
-    from kt_templates.kernels import layernorm as ln
-    from kt_templates.kernels import rmsnorm as rms
+    ln, rms = template("layernorm"), template("rmsnorm")
 
     for m, n in ((4096, 32768), (32768, 4096)):
         x = torch.randn(m, n, device="cuda", dtype=torch.bfloat16) * 2

@@ -1,10 +1,11 @@
 """Experiment: long-row softmax variants (4096 x 32768 bf16) vs the copy bandwidth (not part of kt)."""
-import sys
 import time
 
 import torch
 import triton
 import triton.language as tl
+
+from common import bench, template
 
 
 @triton.jit
@@ -36,15 +37,8 @@ def softmax_split(y_ptr, x_ptr, n_rows, n_cols, stride, BLOCK_N: tl.constexpr, P
     tl.store(y_ptr + row * stride + offs, (e * r).to(y_ptr.dtype.element_ty), mask=offs < n_cols)
 
 
-def bench(fn):
-    fn()
-    torch.cuda.synchronize()
-    return triton.testing.do_bench(fn, warmup=50, rep=400)
-
-
 def main():
-    sys.path[:0] = [".", "plugins"]
-    from kt_templates.kernels import softmax as tmpl
+    tmpl = template("softmax")
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     for m, n in ((4096, 32768), (32768, 4096)):

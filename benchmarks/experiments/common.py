@@ -1,0 +1,37 @@
+"""What the experiments share: timing, the library's kernel modules, launches with kt's options."""
+import importlib
+import sys
+from pathlib import Path
+
+import torch
+import triton
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def bench(fn, rep: int = 400) -> float:
+    """Milliseconds per call (median, L2 flushed between calls), after one warm-up call."""
+    fn()
+    torch.cuda.synchronize()
+    return triton.testing.do_bench(fn, warmup=50, rep=rep)
+
+
+def template(name: str):
+    """The kernel module of kt's library kernel `name` (plugins/kt_templates/kernels)."""
+    sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
+    return importlib.import_module(f"kt_templates.kernels.{name}")
+
+
+class Bound:
+    """A kernel module whose launches all get the given launch options, as kt adds them."""
+
+    def __init__(self, module, options: dict):
+        self.module, self.options = module, options
+
+    def __getattr__(self, name):
+        fn, options = getattr(self.module, name), self.options
+
+        class Grid:
+            def __getitem__(self, grid):
+                return lambda *args, **kwargs: fn[grid](*args, **kwargs, **options)
+        return Grid()
