@@ -6,7 +6,6 @@ Runs in worker processes only: it imports torch and the kernel's own code.
 from __future__ import annotations
 
 import functools
-
 import hashlib
 import importlib.util
 import sys
