@@ -50,9 +50,10 @@ def autotuned_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_
 
 
 def _timer():
-    from kt_cli.plugins import devices, load_plugins
+    from kt_cli.plugins import devices, vendor
 
-    return load_plugins().hook.kt_timer(device=devices()[0])
+    device = devices()[0]
+    return vendor(device.vendor).timer(device)
 
 
 def _kernel(entry):

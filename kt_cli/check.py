@@ -157,10 +157,11 @@ class LiveSamples:
         return None if device is None else device.name
 
     def samples(self, manifest: dict, entry: dict) -> dict:
+        from kt_cli import plugins
         from kt_cli.worker import Worker, WorkerFailure
 
         if self._worker is None:
-            self._worker = Worker({"TRITON_INTERPRET": "0"})
+            self._worker = Worker(plugins.vendor(entry["target"].split(":")[0]).worker_env())
         verification = entry.get("verification") or {}
         odd = [s for s in verification.get("shapes", []) if s != entry["shape"]][:1]
         try:

@@ -161,9 +161,8 @@ def devices(as_json, measure):
     from kt_cli.format import info
 
     found = plugins.devices()
-    pm = plugins.load_plugins()
     rows = [{"vendor": d.vendor, "index": d.index, "name": d.name, "target": d.target, **d.info,
-             "peaks": pm.hook.kt_device_peaks(device=d) or {}} for d in found]
+             "peaks": plugins.vendor(d.vendor).device_peaks(d)} for d in found]
     if measure:
         from kt_cli.worker import Worker, WorkerFailure
 

@@ -85,7 +85,7 @@ def compare(arguments: list[str], vendors: list[str] | None = None) -> Compariso
     from kt_cli.plugins import vendors as known_vendors
 
     if vendors:
-        known = known_vendors()
+        known = sorted(known_vendors())
         for v in vendors:
             if v not in known:
                 raise BadInput(f"--vendors: unknown vendor {v!r}; must be one of: {', '.join(known)}")

@@ -29,9 +29,9 @@ class Evaluator:
         # (kernel.signature_of), all compiling happens here: up to 8 workers keep ahead of one device.
         self.compile_pool = WorkerPool(compile_workers or max(1, min(8, cpus - 1)), {"TRITON_INTERPRET": "0"})
         self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})
-        self.device = WorkerPool(1, {"TRITON_INTERPRET": "0"})
+        self.device_pools: dict[str, WorkerPool] = {}  # vendor name -> the worker that owns its device
         self._verified: dict = {}
-        self.counts: dict = {}  # shape key -> (flops, bytes moved), from the probe
+        self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from the probe
         self.peak_dtype = recipe.problem.dtype  # which peak the kernel's FLOPs run at, from the probe
 
     @property
@@ -39,8 +39,20 @@ class Evaluator:
         """Candidates evaluated at once: enough to keep the compile pool busy ahead of the device."""
         return len(self.compile_pool.workers) + 1
 
+    @property
+    def device_busy_seconds(self) -> float:
+        return sum(pool.busy_seconds for pool in self.device_pools.values())
+
+    def device_pool(self, vendor_name: str) -> WorkerPool:
+        """The worker of `vendor_name`'s device, started with the environment the vendor asks for."""
+        if vendor_name not in self.device_pools:
+            from kt_cli import plugins
+
+            self.device_pools[vendor_name] = WorkerPool(1, plugins.vendor(vendor_name).worker_env())
+        return self.device_pools[vendor_name]
+
     def close(self) -> None:
-        for pool in (self.compile_pool, self.interpreter, self.device):
+        for pool in (self.compile_pool, self.interpreter, *self.device_pools.values()):
             pool.stop()
 
     def use(self, source) -> None:
@@ -58,7 +70,8 @@ class Evaluator:
             raise BadInput(exc.message if exc.kind == "bad_input" else
                            f"{self.source.path}: checking the kernel module failed: {exc.kind}: {exc.message}") from None
         self.verify_shapes = info["verify_shapes"]
-        self.counts = {shape_key(s): (f, b) for s, f, b in zip(shapes, info["flops"], info["bytes"])}
+        self.counts = {shape_key(s): counts for s, *counts in zip(shapes, info["flops"], info["bytes"],
+                                                                  info["output_bytes"])}
         self.peak_dtype = info.get("peak_dtype") or self.recipe.problem.dtype
         return info
 
@@ -81,18 +94,29 @@ class Evaluator:
         return self._with_rates(result, plan)
 
     def _with_rates(self, result: TrialResult, plan: TargetPlan) -> TrialResult:
-        """Add FLOP/s, bytes/s and the fraction of peak; above 100% of peak is a measurement error."""
-        flops, moved = self.counts.get(shape_key(result.shape), (0.0, 0.0))
+        """Add FLOP/s, bytes/s and the fraction of peak. A measured time the hardware cannot reach
+        (zero, below the time to write the outputs at peak bandwidth, or above 100% of a declared
+        peak) is a measurement error or a kernel that skips work: `wrong`, never a win."""
+        flops, moved, written = self.counts.get(shape_key(result.shape), (0.0, 0.0, 0.0))
         peaks = plan.peaks
+        if not result.value > 0:
+            return _impossible(result, f"timed at {result.value!r} s: a zero or negative time is a measurement "
+                                       "error or a kernel that did no work")
         rates = {"flops_per_s": flops / result.value, "bytes_per_s": moved / result.value}
         fractions = [rates["bytes_per_s"] / peaks["dram_bytes_per_s"]] if moved and "dram_bytes_per_s" in peaks else []
         if flops and self.peak_dtype in peaks:
             fractions.append(rates["flops_per_s"] / peaks[self.peak_dtype])
         rates["fraction_of_peak"] = max(fractions) if fractions else None
         stats = {**result.stats, **rates}
-        if rates["fraction_of_peak"] and rates["fraction_of_peak"] > 1.0 and plan.mode == "measured":
-            return dataclasses.replace(result, failure_kind="wrong", value=None, stats=stats, message=(
-                f"measured {rates['fraction_of_peak']:.0%} of the device's peak: a measurement error, not a win"))
+        if plan.mode != "measured":
+            return dataclasses.replace(result, stats=stats)
+        floor = written / peaks["dram_bytes_per_s"] if written and peaks.get("dram_bytes_per_s") else 0.0
+        if result.value < floor:
+            return _impossible(result, f"faster than the hardware allows: {result.value:.3g} s, but writing its "
+                                       f"{written:.0f} output bytes at peak bandwidth takes {floor:.3g} s", stats)
+        if rates["fraction_of_peak"] and rates["fraction_of_peak"] > 1.0:
+            return _impossible(result, f"measured {rates['fraction_of_peak']:.0%} of the device's peak: a "
+                                       "measurement error, not a win", stats)
         return dataclasses.replace(result, stats=stats)
 
     def _compile(self, candidate: Candidate, spec: TargetSpec) -> dict:
@@ -126,7 +150,7 @@ class Evaluator:
         # they reach the GPU and records their registers, shared memory and spills.
         compiled = self._compile(candidate, plan.spec)
         try:
-            out = self.device.call("measure", {
+            out = self.device_pool(plan.spec.vendor).call("measure", {
                 "source": self.source, "candidate": candidate, "target": plan.spec, "seed": self.recipe.search.seed,
                 "tolerance": self.recipe.problem.tolerance, "verify_shapes": self.verify_shapes,
             }, self.timeout, restart_on=("crash", "timeout"))  # a device fault poisons the context: start clean
@@ -134,7 +158,22 @@ class Evaluator:
             exc.resources = compiled["resources"]
             raise
         stats = out["stats"]
+        speedup = out["baseline"]["median"] / stats["median"] if stats["median"] > 0 else None
         return {"value": stats["median"], "resources": compiled["resources"],
-                "stats": {**stats, "baseline": out["baseline"], "timer": out["timer"],
-                          "speedup": out["baseline"]["median"] / stats["median"]},
+                "stats": {**stats, "baseline": out["baseline"], "timer": out["timer"], "speedup": speedup,
+                          "throttled": throttled(stats.get("device_state", {}))},
                 "verification": out["verification"]}
+
+
+def throttled(device_state: dict) -> bool:
+    """The device slowed itself down during a measurement: it said so, or its clock fell by > 10%."""
+    before, after = device_state.get("before") or {}, device_state.get("after") or {}
+    if before.get("throttled") or after.get("throttled"):
+        return True
+    clocks = before.get("sm_clock_mhz"), after.get("sm_clock_mhz")
+    return bool(all(clocks) and clocks[1] < 0.9 * clocks[0])
+
+
+def _impossible(result: TrialResult, why: str, stats: dict | None = None) -> TrialResult:
+    return dataclasses.replace(result, failure_kind="wrong", value=None, message=why,
+                               stats=result.stats if stats is None else stats)

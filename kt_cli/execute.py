@@ -10,7 +10,7 @@ from kt_cli.types import Resources
 from kt_cli.worker import WorkerFailure
 
 _kernels: dict = {}
-_baselines: dict = {}
+_methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen for that problem
 
 
 def dispatch(op: str, payload: dict):
@@ -62,19 +62,27 @@ def probe(source, dtype: str, shapes: list, verify_shapes: list) -> dict:
         "verify_shapes": checks,
         "flops": [kernel.count("flops", s, dtype) for s in shapes],
         "bytes": [kernel.count("bytes_moved", s, dtype) for s in shapes],
+        "output_bytes": [output_bytes(kernel, s, dtype) for s in shapes],
         "peak_dtype": (kernel.attr("PEAK_DTYPE", {}) or {}).get(dtype, dtype),
         "seeds": [dict(seed) for seed in kernel.attr("SEEDS", []) or []],
     }
 
 
+def output_bytes(kernel, shape: dict, dtype: str) -> float:
+    """Bytes of the outputs a launch must write for `shape` (from meta tensors: no data made)."""
+    from kt_cli.kernel import Tensors
+
+    inputs = kernel.make_inputs(shape, dtype, Tensors("meta", 0))
+    return float(sum(inputs[n].numel() * inputs[n].element_size() for n in kernel.outputs(inputs)))
+
+
 def compile_candidate(source, candidate, target) -> dict:
     """Cross-compile every launch of the candidate for `target`, read its resources and, in static
     mode, estimate its time. Raises WorkerFailure(invalid/compile_error)."""
-    from kt_cli import costmodel
-    from kt_cli.plugins import load_plugins
+    from kt_cli import costmodel, plugins
 
-    pm = load_plugins()
-    _refuse_unrunnable(pm, candidate.params, target)
+    vendor = plugins.vendor(target.vendor)
+    _refuse_unrunnable(vendor, candidate.params, target)
     kernel = _kernel(source)
     params, options = split_params(candidate.params, target.launch_options)
     started = time.perf_counter()
@@ -89,13 +97,10 @@ def compile_candidate(source, candidate, target) -> dict:
     for launch in launches:
         try:
             signature, constexprs, attrs = signature_of(launch)
-            compiled = pm.hook.kt_compile(fn=launch.fn, signature=signature, constexprs=constexprs,
-                                          options={**launch.options, "_attrs": attrs}, target=target)
+            compiled = vendor.compile(launch.fn, signature, constexprs, {**launch.options, "_attrs": attrs}, target)
         except Exception as exc:
             raise WorkerFailure("compile_error", f"{launch.fn.__name__}: {type(exc).__name__}: {_error_lines(exc)}") from None
-        if compiled is None:
-            raise WorkerFailure("compile_error", f"no plugin compiles for target {target.name}")
-        resources = pm.hook.kt_resources(compiled=compiled, target=target)
+        resources = vendor.resources(compiled, target)
         problem = limit_breach(resources, target)
         if problem:
             raise WorkerFailure("invalid", f"{launch.fn.__name__}: {problem}")
@@ -111,9 +116,9 @@ def compile_candidate(source, candidate, target) -> dict:
     return result
 
 
-def _refuse_unrunnable(pm, params: dict, target) -> None:
+def _refuse_unrunnable(vendor, params: dict, target) -> None:
     """A point the vendor says cannot run on this target is invalid before anything is compiled."""
-    problem = pm.hook.kt_param_problem(params=dict(params), target=target)
+    problem = vendor.param_problem(dict(params), target)
     if problem:
         raise WorkerFailure("invalid", problem)
 
@@ -141,53 +146,87 @@ def verify(source, params: dict, options: dict, shapes: list, dtype: str, seed: 
         raise WorkerFailure("wrong", str(exc)) from None
 
 
-def measure(source, candidate, target, seed: int, tolerance, verify_shapes: list) -> dict:
-    """Measured mode: verify on the device (the problem itself and a small odd shape), then time the
-    candidate and, once per problem, the baseline torch op, with the vendor's timer."""
-    import torch
+def _present(vendor, target, index: int | None = None):
+    """The vendor's device of `target` (and `index`) in this worker, its runtime selected on it."""
+    device = next(d for d in vendor.detect_devices()
+                  if d.target == target.name and (index is None or d.index == index))
+    runtime = vendor.runtime()
+    runtime.select(device.index)
+    return device, runtime
 
-    from kt_cli.kernel import Tensors
-    from kt_cli.plugins import devices, load_plugins
-    from kt_cli.verify import WrongResult, poison, relative_error, verify_candidate
 
-    pm = load_plugins()
-    _refuse_unrunnable(pm, candidate.params, target)
-    kernel = _kernel(source)
-    params, options = split_params(candidate.params, target.launch_options)
-    device = next(d for d in devices() if d.target == target.name)
-    timer = pm.hook.kt_timer(device=device)
-    shapes = [candidate.shape] + list(verify_shapes[:1])
+def _verify_on_device(kernel, params, options, shapes, dtype, runtime, seed, tolerance, vendor):
+    from kt_cli.verify import WrongResult, verify_candidate
+
     try:
-        verification = verify_candidate(kernel, params, options, shapes, candidate.dtype, "cuda", seed, tolerance)
+        return verify_candidate(kernel, params, options, shapes, dtype, runtime.torch_device, seed, tolerance,
+                                synchronize=runtime.synchronize)
     except WrongResult as exc:
         raise WorkerFailure("wrong", str(exc)) from None
     except Exception as exc:
-        raise _classify_launch_error(exc) from None
-    inputs = kernel.make_inputs(candidate.shape, candidate.dtype, Tensors("cuda", seed + 1))
+        raise _classify_launch_error(exc, vendor) from None
+
+
+def measure(source, candidate, target, seed: int, tolerance, verify_shapes: list) -> dict:
+    """Measured mode: verify on the device (the problem itself and a small odd shape), then time the
+    candidate interleaved with the baseline op on the same inputs, by the one method chosen for this
+    problem, re-poisoning the outputs before every batch and checking what the last batch left."""
+    from kt_cli import plugins
+    from kt_cli.kernel import Tensors
+
+    vendor = plugins.vendor(target.vendor)
+    _refuse_unrunnable(vendor, candidate.params, target)
+    kernel = _kernel(source)
+    params, options = split_params(candidate.params, target.launch_options)
+    device, runtime = _present(vendor, target)
+    timer = vendor.timer(device)
+    shapes = [candidate.shape] + list(verify_shapes[:1])
+    verification = _verify_on_device(kernel, params, options, shapes, candidate.dtype, runtime, seed, tolerance,
+                                     vendor)
+    inputs = kernel.make_inputs(candidate.shape, candidate.dtype, Tensors(runtime.torch_device, seed + 1))
     outputs = kernel.outputs(inputs)
+    launch, baseline = kernel.bound_launch(inputs, params, options), lambda: kernel.baseline(inputs)
+    method = _problem_method(timer, (source.path, tuple(candidate.shape.items()), candidate.dtype), baseline)
+    before = vendor.device_state(device)
+    try:
+        stats, base = timer.measure_interleaved([launch, baseline], method, lambda: _poison_outputs(inputs, outputs))
+    except Exception as exc:
+        raise _classify_launch_error(exc, vendor) from None
+    after = vendor.device_state(device)
+    _check_timed_outputs(kernel, inputs, outputs, verification.tolerance)
+    runtime.synchronize()
+    return {"stats": {**stats.to_json(), "device_state": {"before": before, "after": after}},
+            "baseline": base.to_json(), "verification": verification.to_json(), "timer": timer.name}
+
+
+def _problem_method(timer, key: tuple, baseline) -> str:
+    """The timing method of a problem: chosen once, from the baseline op, for every candidate."""
+    if key not in _methods:
+        _methods[key] = timer.choose_method(baseline)
+    return _methods[key]
+
+
+def _poison_outputs(inputs: dict, outputs: tuple) -> None:
+    from kt_cli.verify import poison
+
     for name in outputs:
         poison(inputs[name])
-    try:
-        stats = timer.measure(kernel.bound_launch(inputs, params, options))
-    except Exception as exc:
-        raise _classify_launch_error(exc) from None
-    # What the timed calls left must be right too (fresh inputs, poisoned first): a kernel that behaves
-    # differently when called again and again does not get a time.
+
+
+def _check_timed_outputs(kernel, inputs: dict, outputs: tuple, tolerance: float) -> None:
+    """What the last timed batch left (outputs poisoned before it) must be right: a kernel that works
+    only on some calls does not get a time."""
+    from kt_cli.verify import WrongResult, relative_error
+
     expected = kernel.reference({k: v for k, v in inputs.items() if k not in outputs})
     for name in outputs:
         try:
             error, where = relative_error(inputs[name], expected[name])
         except WrongResult as exc:
             raise WorkerFailure("wrong", f"output {name!r} after the timed calls: {exc}") from None
-        if not error <= verification.tolerance:
+        if not error <= tolerance:
             raise WorkerFailure("wrong", f"output {name!r} after the timed calls: relative error {error:.3g} > "
-                                         f"{verification.tolerance:g} ({where})")
-    key = (source.path, tuple(candidate.shape.items()), candidate.dtype)
-    if key not in _baselines:
-        _baselines[key] = timer.measure(lambda: kernel.baseline(inputs)).to_json()
-    torch.cuda.synchronize()
-    return {"stats": stats.to_json(), "baseline": _baselines[key], "verification": verification.to_json(),
-            "timer": timer.name}
+                                         f"{tolerance:g} ({where})")
 
 
 def recheck(source, target, device_index: int, shape: dict, params: dict, dtype: str, seed: int, tolerance,
@@ -197,50 +236,39 @@ def recheck(source, target, device_index: int, shape: dict, params: dict, dtype:
     beside it. Each block times freshly made inputs (other values, and other addresses while the
     earlier blocks' inputs fit in memory beside them), so the blocks' spread shows how much the ratio
     depends on where and on what the calls ran, not only on the moment."""
-    import torch
-
+    from kt_cli import plugins
     from kt_cli.kernel import Tensors
-    from kt_cli.plugins import devices, load_plugins
-    from kt_cli.verify import WrongResult, verify_candidate
 
+    vendor = plugins.vendor(target.vendor)
     kernel = _kernel(source)
     kernel_params, options = split_params(params, target.launch_options)
-    device = next(d for d in devices() if d.target == target.name and d.index == device_index)
-    torch.cuda.set_device(device.index)
-    timer = load_plugins().hook.kt_timer(device=device)
-    if not hasattr(timer, "paired"):
-        raise WorkerFailure("bad_input", f"the {target.vendor} timer {getattr(timer, 'name', timer)!r} cannot time "
-                                         "interleaved pairs (no paired()); kt check needs it")
-    try:
-        verification = verify_candidate(kernel, kernel_params, options, [shape] + list(verify_shapes), dtype, "cuda",
-                                        seed, tolerance)
-    except WrongResult as exc:
-        raise WorkerFailure("wrong", str(exc)) from None
-    except Exception as exc:
-        raise _classify_launch_error(exc) from None
+    device, runtime = _present(vendor, target, device_index)
+    timer = vendor.timer(device)
+    verification = _verify_on_device(kernel, kernel_params, options, [shape] + list(verify_shapes), dtype, runtime,
+                                     seed, tolerance, vendor)
     kernel_s, baseline_s, sizes, kept = [], [], [], []
     for block in range(blocks):
-        inputs = kernel.make_inputs(shape, dtype, Tensors("cuda", seed + block))
+        inputs = kernel.make_inputs(shape, dtype, Tensors(runtime.torch_device, seed + block))
         try:
             k, b = timer.paired(kernel.bound_launch(inputs, kernel_params, options),
                                 lambda: kernel.baseline(inputs), rounds, method)
         except Exception as exc:
-            raise _classify_launch_error(exc) from None
+            raise _classify_launch_error(exc, vendor) from None
         kernel_s += k
         baseline_s += b
         sizes.append(len(k))
-        held = sum(t.numel() * t.element_size() for t in inputs.values() if isinstance(t, torch.Tensor))
-        if held * (len(kept) + 2) < torch.cuda.mem_get_info()[0] // 4:
+        held = sum(t.numel() * t.element_size() for t in inputs.values() if hasattr(t, "element_size"))
+        if held * (len(kept) + 2) < runtime.free_bytes() // 4:
             kept.append(inputs)  # so the next block's inputs land elsewhere
     return {"kernel": kernel_s, "baseline": baseline_s, "blocks": sizes, "verification": verification.to_json(),
             "timer": timer.name, "device": device.name}
 
 
-def _classify_launch_error(exc: Exception) -> WorkerFailure:
+def _classify_launch_error(exc: Exception, vendor) -> WorkerFailure:
     name = type(exc).__name__
     if name == "OutOfResources":
         return WorkerFailure("invalid", f"out of resources at launch: {exc}")
-    if name in ("CompilationError", "CompileTimeAssertionFailure") or "PTXAS" in str(exc).upper():
+    if name in ("CompilationError", "CompileTimeAssertionFailure") or vendor.is_compile_error(exc):
         return WorkerFailure("compile_error", _error_lines(exc))
     return WorkerFailure("crash", f"{name}: {_error_lines(exc)}")
 
@@ -258,17 +286,18 @@ def ceilings(target_name: str, index: int, copy_bytes: int = 2 * 2**30, gemm_siz
     bf16 GEMM rate of torch.matmul, timed with the vendor's timer like any candidate."""
     import torch
 
-    from kt_cli.plugins import devices, load_plugins
+    from kt_cli import plugins
 
-    device = next(d for d in devices() if d.target == target_name and d.index == index)
-    torch.cuda.set_device(index)
-    timer = load_plugins().hook.kt_timer(device=device)
-    src = torch.empty(copy_bytes // 4, dtype=torch.float32, device="cuda").uniform_()
+    target = plugins.target(target_name)
+    vendor = plugins.vendor(target.vendor)
+    device, runtime = _present(vendor, target, index)
+    timer = vendor.timer(device)
+    src = torch.empty(copy_bytes // 4, dtype=torch.float32, device=runtime.torch_device).uniform_()
     dst = torch.empty_like(src)
     copy = timer.measure(lambda: dst.copy_(src))
     del src, dst
-    a = torch.randn(gemm_size, gemm_size, dtype=torch.bfloat16, device="cuda")
-    b = torch.randn(gemm_size, gemm_size, dtype=torch.bfloat16, device="cuda")
+    a = torch.randn(gemm_size, gemm_size, dtype=torch.bfloat16, device=runtime.torch_device)
+    b = torch.randn(gemm_size, gemm_size, dtype=torch.bfloat16, device=runtime.torch_device)
     gemm = timer.measure(lambda: torch.matmul(a, b))
     return {"copy_bytes_per_s": 2 * copy_bytes / copy.median, "copy": copy.to_json(),
             "bf16_gemm_flops_per_s": 2 * gemm_size**3 / gemm.median, "gemm": gemm.to_json(), "timer": timer.name}

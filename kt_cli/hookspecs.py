@@ -1,10 +1,17 @@
-"""Every hook kt calls, grouped by phase. A firstresult hook returns None to decline."""
+"""Every hook kt calls, grouped by phase. Each hook's docstring says when kt calls it, what each
+argument is and what a return value means; tests/test_plugins.py fails on an undocumented hook."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 import pluggy
+
+if TYPE_CHECKING:
+    import click
+
+    from kt_cli.types import TrialResult
+    from kt_cli.vendor import Vendor
 
 hookspec = pluggy.HookspecMarker("kt")
 hookimpl = pluggy.HookimplMarker("kt")
@@ -13,82 +20,49 @@ hookimpl = pluggy.HookimplMarker("kt")
 
 
 @hookspec
-def kt_register_commands(cli: Any) -> None:
-    """Add click commands to the `kt` group (`cli.add_command(...)`)."""
+def kt_register_commands(cli: "click.Group") -> None:
+    """Add click commands to the `kt` group. Called once when `kt` starts; kt's own commands are
+    registered through this hook too.
+
+    :param cli: the `kt` click group; call `cli.add_command(command)`.
+    """
 
 
 # --- kernels ------------------------------------------------------------------
 
 
 @hookspec
-def kt_register_generators(register: Callable[[Any], None]) -> None:
-    """Call `register(generator)` for each generator; a generator has `name` and
-    `build(kernel_table: dict, recipe_path: Path) -> KernelSource`. Duplicate names are refused.
-    A build() that also takes `context` receives a kt_cli.tune.BuildContext (recipe, targets, workers)."""
+def kt_register_generators(register: Callable[[object], None]) -> None:
+    """Register kernel generators. Called whenever kt resolves a recipe's `kernel.generator`.
+
+    :param register: call `register(generator)` for each generator. A generator has `name` (the value
+        of `kernel.generator` that selects it) and `build(kernel_table, recipe_path)` returning a
+        KernelSource. A generator that needs the build context (the recipe, the targets being tuned,
+        workers to run candidates in) sets `needs_context = True` and is called as
+        `build(kernel_table, recipe_path, context=BuildContext)`. A name registered twice is refused,
+        naming both plugins.
+    """
 
 
-# --- vendors: targets and devices ---------------------------------------------
+# --- vendors ------------------------------------------------------------------
 
 
 @hookspec
-def kt_targets() -> list:
-    """Return the TargetSpecs this vendor compiles for (may be empty)."""
+def kt_register_vendors(register: Callable[["Vendor"], None]) -> None:
+    """Register GPU vendors. Called once per process, the first time kt needs targets or devices.
 
-
-@hookspec
-def kt_detect_devices() -> list:
-    """Return the Devices of this vendor present now (empty when none or no runtime)."""
-
-
-@hookspec(firstresult=True)
-def kt_device_peaks(device: Any) -> dict | None:
-    """Return the peak table of a present Device (FLOP/s per dtype, dram_bytes_per_s), or None to decline."""
-
-
-@hookspec(firstresult=True)
-def kt_device_env(device: Any) -> dict | None:
-    """Return the environment variables that leave a present Device the only one a child process sees
-    (`kt tune --workers`), or None to decline."""
-
-
-# --- vendors: compile, resources, time ----------------------------------------
-
-
-@hookspec(firstresult=True)
-def kt_param_problem(params: dict, target: Any) -> str | None:
-    """Return a reason this point of the space (kernel params and launch options) cannot run on `target`
-    (a TargetSpec), or None when it can or `target` is not this vendor's. Asked before compiling; a
-    reason makes the trial `invalid`."""
-
-
-@hookspec(firstresult=True)
-def kt_compile(fn: Any, signature: dict, constexprs: dict, options: dict, target: Any) -> Any:
-    """Cross-compile one Triton JITFunction for `target` (a TargetSpec) with launch `options`.
-    Return the compiled kernel, or None when `target` is not this vendor's."""
-
-
-@hookspec(firstresult=True)
-def kt_resources(compiled: Any, target: Any) -> Any:
-    """Return the Resources of a kernel this vendor compiled (registers, shared memory, spills,
-    occupancy), or None when `target` is not this vendor's."""
-
-
-@hookspec(firstresult=True)
-def kt_timer(device: Any) -> Any:
-    """Return a timer for a present Device (an object with `name` and `measure(fn) -> Stats`, such as
-    kt_cli.measure.DeviceEventTimer), or None to decline."""
-
-
-@hookspec(firstresult=True)
-def kt_profile(device: Any, command: list, kernel_names: list) -> dict | None:
-    """Run `command` (a process that launches the kernel a few times) under the vendor's profiler and
-    return counters of the kernels named (occupancy, DRAM/L2 throughput, tensor-pipe use, top stall
-    reasons) as {name: value}, or None when this vendor has no profiler here (or `device` is not its)."""
+    :param register: call `register(vendor)` with a `kt_cli.vendor.Vendor` instance for each vendor
+        this plugin supports. Its `name` is the vendor part of its targets (`name:arch`); a name
+        registered twice is refused, naming both plugins.
+    """
 
 
 # --- observers ----------------------------------------------------------------
 
 
 @hookspec
-def kt_trial_finished(result: Any) -> None:
-    """Called in the CLI process with every TrialResult as it is recorded."""
+def kt_trial_finished(result: "TrialResult") -> None:
+    """Called in the CLI process with every trial result as it is recorded (the return value is ignored).
+
+    :param result: the TrialResult: failure kind, params, target, problem, time or estimate.
+    """

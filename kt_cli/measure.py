@@ -1,13 +1,31 @@
-"""The timing protocol: statistics over repeated device-event timings, and a timer built on torch's
-device events (CUDA and HIP builds of torch share that API). Vendors configure it via `kt_timer`."""
+"""The timing protocol: statistics over repeated timings, and a timer built on a vendor's
+DeviceRuntime (events, graph capture, synchronisation). Vendors configure it in `Vendor.timer`.
+
+What each rule defends against (docs/timing.md):
+- warm-up by time (>= 25 ms and 3 calls): lazy compilation, first-touch allocation and clock ramp-up
+  are never timed;
+- a cache flush before each call: a call never reads what the previous one left in cache;
+- graph replay for short calls (where the device can capture): the host's launch work is not timed;
+- one method per problem, chosen once from the baseline op and used for the candidate and its
+  baseline alike, with their samples interleaved: a speedup is the ratio of two timings taken the
+  same way at the same moments, never of two differently biased estimators;
+- `before_batch` (kt re-poisons the outputs there) before every batch: what the last batch left is
+  checked, so a kernel that does its work once and skips it on repeat calls has poison to show;
+- a block bootstrap of the median: timings drift and are serially correlated, so an interval that
+  assumes independent samples is too narrow;
+- `precise`: whether the interval reached its target before the time cap; a result that did not
+  says so in the artifact and in `kt show`.
+"""
 
 from __future__ import annotations
 
 import math
-import random
 import time
 from dataclasses import dataclass
 from typing import Callable
+
+WARMUP_S = 0.025
+WARMUP_CALLS = 3
 
 
 @dataclass(frozen=True)
@@ -15,10 +33,11 @@ class Stats:
     median: float
     p10: float
     p90: float
-    ci_low: float  # 95% bootstrap interval of the median
+    ci_low: float  # 95% block-bootstrap interval of the median
     ci_high: float
     calls: int
-    method: str  # "events" or "graph"
+    method: str  # "events", "graph", or the external tool's name
+    precise: bool = True  # the interval reached the timer's target before its time cap
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -37,54 +56,64 @@ def quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
-def bootstrap_median_ci(samples: list[float], rounds: int = 1000, seed: int = 0,
-                        level: float = 0.95) -> tuple[float, float]:
-    rng = random.Random(seed)
+def block_bootstrap_median_ci(samples: list[float], rounds: int = 1000, seed: int = 0,
+                              level: float = 0.95) -> tuple[float, float]:
+    """Interval of the median from a circular block bootstrap: resampling runs of consecutive samples
+    (length about n^(1/3)) keeps the serial correlation of timings, which an i.i.d. bootstrap hides."""
+    import torch
+
     n = len(samples)
-    medians = sorted(
-        quantile(sorted(rng.choices(samples, k=n)), 0.5) for _ in range(rounds)
-    )
+    if n < 2:
+        return samples[0], samples[0]
+    block = max(1, round(n ** (1 / 3)))
+    blocks = math.ceil(n / block)
+    gen = torch.Generator().manual_seed(seed)
+    starts = torch.randint(0, n, (rounds, blocks, 1), generator=gen)
+    index = ((starts + torch.arange(block)) % n).reshape(rounds, -1)[:, :n]
+    medians = torch.tensor(samples, dtype=torch.float64)[index].quantile(0.5, dim=1)
     tail = (1 - level) / 2
-    return quantile(medians, tail), quantile(medians, 1 - tail)
+    low, high = torch.quantile(medians, torch.tensor([tail, 1 - tail], dtype=torch.float64)).tolist()
+    return low, high
 
 
-def summarize(samples: list[float], method: str) -> Stats:
+def summarize(samples: list[float], method: str, precise: bool = True) -> Stats:
+    """Stats of timings in the order they were taken (the interval depends on that order)."""
     ordered = sorted(samples)
-    low, high = bootstrap_median_ci(samples)
+    low, high = block_bootstrap_median_ci(samples)
     return Stats(quantile(ordered, 0.5), quantile(ordered, 0.1), quantile(ordered, 0.9), low, high,
-                 len(samples), method)
+                 len(samples), method, precise)
 
 
-def sample_until_tight(sample_batch: Callable[[int], list[float]], method: str, rel_ci: float = 0.01,
-                       max_seconds: float = 2.0, min_samples: int = 20, max_samples: int = 2000) -> Stats:
-    """Draw batches of timings until the median's 95% CI is within ±rel_ci, or a cap is reached."""
-    samples: list[float] = []
+def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method: str, rel_ci: float = 0.01,
+                       max_seconds: float = 2.0, min_samples: int = 20, max_samples: int = 2000) -> list[Stats]:
+    """Draw batches of timings of one or more interleaved series (sample_batch(n) returns n more
+    samples of each) until every series' median is within ±rel_ci at 95%, or a cap is reached."""
+    series: list[list[float]] = []
     start = time.perf_counter()
     batch = min_samples
     while True:
-        samples.extend(sample_batch(batch))
-        stats = summarize(samples, method)
-        spent = time.perf_counter() - start
-        if stats.rel_ci <= rel_ci or spent >= max_seconds or len(samples) >= max_samples:
-            return stats
-        batch = min(len(samples), max_samples - len(samples))
+        for i, new in enumerate(sample_batch(batch)):
+            series.extend([] for _ in range(i + 1 - len(series)))
+            series[i].extend(new)
+        stats = [summarize(s, method) for s in series]
+        tight = all(s.rel_ci <= rel_ci for s in stats)
+        if tight or time.perf_counter() - start >= max_seconds or len(series[0]) >= max_samples:
+            return stats if tight else [summarize(s, method, precise=False) for s in series]
+        batch = min(len(series[0]), max_samples - len(series[0]))
 
 
-class DeviceEventTimer:
-    """Times a callable on the current torch device with events.
+class EventTimer:
+    """Times callables on the current device with the vendor runtime's events (see the module's
+    docstring for the protocol). Calls whose event-timed probe is under `graph_below_s` are replayed
+    from a device graph where the runtime can capture one: `repeat` x (flush, call) minus `repeat` x
+    (flush), so launch overhead is not timed. The bound is 200 µs, not the 20 µs a kernel's own time
+    would suggest: an event pair also times the host's launch work whenever it outlasts the flush, and
+    a Triton launch with many arguments costs tens of µs of host time (seen on an H200: every LSTM/GRU
+    step and the 1000³ GEMM sat at 27–47 µs under events while cuBLAS's 1000³ was graph-timed)."""
 
-    Each timed call follows a write of `flush_bytes` (at least twice the last-level cache) so no call
-    reads what the previous one left in cache. Calls whose event-timed probe is under `graph_below_s`
-    are replayed from a device graph: `repeat` x (flush, call) minus `repeat` x (flush), interleaved,
-    so launch overhead is not timed. The bound is 200 µs, not the 20 µs a kernel's own time would
-    suggest: an event pair also times the host's launch work whenever it outlasts the flush, and a
-    Triton launch with many arguments costs tens of µs of host time (seen on an H200: every LSTM/GRU
-    step and the 1000³ GEMM sat at 27–47 µs under events while cuBLAS's 1000³ was graph-timed).
-    """
-
-    def __init__(self, flush_bytes: int, graph_below_s: float = 200e-6, rel_ci: float = 0.01,
+    def __init__(self, runtime, flush_bytes: int, graph_below_s: float = 200e-6, rel_ci: float = 0.01,
                  max_seconds: float = 2.0, name: str = "device-events"):
-        self.flush_bytes, self.graph_below_s = flush_bytes, graph_below_s
+        self.runtime, self.flush_bytes, self.graph_below_s = runtime, flush_bytes, graph_below_s
         self.rel_ci, self.max_seconds, self.name = rel_ci, max_seconds, name
         self._flush = None
 
@@ -92,98 +121,126 @@ class DeviceEventTimer:
         import torch
 
         if self._flush is None:
-            self._flush = torch.empty(self.flush_bytes // 4, dtype=torch.int32, device="cuda")
+            self._flush = torch.empty(self.flush_bytes // 4, dtype=torch.int32, device=self.runtime.torch_device)
         return self._flush
 
-    def measure(self, fn: Callable[[], None]) -> Stats:
-        import torch
+    def _warm_up(self, *fns: Callable[[], None]) -> None:
+        """Call each of `fns` until WARMUP_S has passed and each ran WARMUP_CALLS times."""
+        started, calls = time.perf_counter(), 0
+        while calls < WARMUP_CALLS or time.perf_counter() - started < WARMUP_S:
+            for fn in fns:
+                fn()
+            calls += 1
+            if calls % 8 == 0 or calls == WARMUP_CALLS:
+                self.runtime.synchronize()
+            if calls >= 10_000:
+                break
+        self.runtime.synchronize()
 
+    def choose_method(self, fn: Callable[[], None]) -> str:
+        """"graph" when `fn`'s event-timed probe is under graph_below_s and the device can capture it,
+        else "events". kt chooses once per problem, from the baseline op."""
         flush = self._flush_buffer()
-        for _ in range(3):  # first launches and any lazy compilation are never timed
-            fn()
-        torch.cuda.synchronize()
-        probe = self._event_samples(fn, flush, 5)
-        if sorted(probe)[2] < self.graph_below_s:
-            try:
-                return self._graph_stats(fn, flush, sorted(probe)[2])
-            except Exception:  # not capturable (a host sync inside, say): fall back to plain events
-                torch.cuda.synchronize()
-        return sample_until_tight(lambda n: self._event_samples(fn, flush, n), "events",
-                                  self.rel_ci, self.max_seconds)
+        self._warm_up(fn)
+        probe = sorted(self._event_samples(fn, flush, 5))[2]
+        if probe < self.graph_below_s and self._graph_sampler_or_none(fn, flush, probe) is not None:
+            return "graph"
+        return "events"
 
-    def _event_samples(self, fn, flush, n: int) -> list[float]:
-        import torch
+    def measure(self, fn: Callable[[], None], method: str | None = None,
+                before_batch: Callable[[], None] | None = None) -> Stats:
+        """Stats of `fn` with `method` (chosen by choose_method when None)."""
+        method = method or self.choose_method(fn)
+        return self.measure_interleaved([fn], method, before_batch)[0]
 
-        pairs = []
-        for _ in range(n):
-            flush.fill_(1)
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            pairs.append((start, end))
-        torch.cuda.synchronize()
-        return [s.elapsed_time(e) * 1e-3 for s, e in pairs]
+    def measure_interleaved(self, fns: list[Callable[[], None]], method: str,
+                            before_batch: Callable[[], None] | None = None) -> list[Stats]:
+        """Stats of each of `fns`, timed with one `method`, one sample of each in turn (the order
+        alternating), until every median is tight or the time cap is reached. `before_batch` runs
+        (untimed) before every batch."""
+        flush = self._flush_buffer()
+        self._warm_up(*fns)
+        samplers = self._samplers(fns, flush, method)
+
+        def batch(n: int) -> list[list[float]]:
+            if before_batch is not None:
+                before_batch()
+                self.runtime.synchronize()
+            out: list[list[float]] = [[] for _ in fns]
+            for i in range(n):
+                order = range(len(fns)) if i % 2 == 0 else reversed(range(len(fns)))
+                for j in order:
+                    out[j].append(samplers[j]())
+            return out
+
+        return sample_until_tight(batch, method, self.rel_ci, self.max_seconds)
 
     def paired(self, first: Callable[[], None], second: Callable[[], None], rounds: int,
                method: str = "events") -> tuple[list[float], list[float]]:
         """`rounds` timings of each callable, taken in pairs back to back (order alternating) so that
-        drift hits both alike. `method` "graph" times each from graph replays, as measure() does for
-        short calls, so a ratio compares with one measure() took."""
-        import torch
-
+        drift hits both alike; `method` as measure() chose it, so a ratio compares with tuning's."""
         flush = self._flush_buffer()
-        for _ in range(3):
-            first()
-            second()
-        torch.cuda.synchronize()
-        samplers = [lambda fn=fn: self._event_samples(fn, flush, 1)[0] for fn in (first, second)]
-        if method == "graph":
-            try:
-                samplers = [self._graph_sampler(fn, flush, sorted(self._event_samples(fn, flush, 5))[2])
-                            for fn in (first, second)]
-            except Exception:  # not capturable (as in measure()): plain events
-                torch.cuda.synchronize()
+        self._warm_up(first, second)
+        sample_first, sample_second = self._samplers([first, second], flush, method)
         a, b = [], []
         for i in range(rounds):
             if i % 2:
-                b.append(samplers[1]())
-                a.append(samplers[0]())
+                b.append(sample_second())
+                a.append(sample_first())
             else:
-                a.append(samplers[0]())
-                b.append(samplers[1]())
+                a.append(sample_first())
+                b.append(sample_second())
         return a, b
 
-    def _graph_stats(self, fn, flush, estimate_s: float) -> Stats:
-        sample = self._graph_sampler(fn, flush, estimate_s)
-        return sample_until_tight(lambda n: [sample() for _ in range(n)], "graph", self.rel_ci, self.max_seconds)
+    def _samplers(self, fns: list[Callable[[], None]], flush, method: str) -> list[Callable[[], float]]:
+        """One zero-argument sampler per callable, all with `method` (events where a graph fails)."""
+        by_events = [lambda fn=fn: self._event_samples(fn, flush, 1)[0] for fn in fns]
+        if method != "graph":
+            return by_events
+        graphed = [self._graph_sampler_or_none(fn, flush, sorted(self._event_samples(fn, flush, 5))[2])
+                   for fn in fns]
+        return by_events if None in graphed else graphed
 
-    def _graph_sampler(self, fn, flush, estimate_s: float) -> Callable[[], float]:
-        """Capture `repeat` x (flush, call) and `repeat` x (flush); a sample is their difference per call."""
-        import torch
-
-        repeat = max(5, min(100, int(200e-6 / max(estimate_s, 1e-7))))
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):  # warm the allocator on the capture stream
+    def _event_samples(self, fn, flush, n: int) -> list[float]:
+        pairs = []
+        for _ in range(n):
+            flush.fill_(1)
+            start, end = self.runtime.event(), self.runtime.event()
+            start.record()
             fn()
-        torch.cuda.current_stream().wait_stream(stream)
-        torch.cuda.synchronize()
-        with_call, flush_only = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
-        with torch.cuda.graph(with_call):
+            end.record()
+            pairs.append((start, end))
+        self.runtime.synchronize()
+        return [s.seconds_until(e) for s, e in pairs]
+
+    def _graph_sampler_or_none(self, fn, flush, estimate_s: float) -> Callable[[], float] | None:
+        """Capture `repeat` x (flush, call) and `repeat` x (flush); a sample is their difference per call.
+        None where the runtime cannot capture, or `fn` is not capturable (a host sync inside, say)."""
+        repeat = max(5, min(100, int(200e-6 / max(estimate_s, 1e-7))))
+
+        def flushes():
+            for _ in range(repeat):
+                flush.fill_(1)
+
+        def calls():
             for _ in range(repeat):
                 flush.fill_(1)
                 fn()
-        with torch.cuda.graph(flush_only):
-            for _ in range(repeat):
-                flush.fill_(1)
+
+        try:
+            with_call, flush_only = self.runtime.capture(calls), self.runtime.capture(flushes)
+        except Exception:  # not capturable: plain events
+            self.runtime.synchronize()
+            return None
+        if with_call is None or flush_only is None:
+            return None
 
         def replay(graph) -> float:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start, end = self.runtime.event(), self.runtime.event()
             start.record()
             graph.replay()
             end.record()
-            end.synchronize()
-            return start.elapsed_time(end) * 1e-3
+            self.runtime.synchronize()
+            return start.seconds_until(end)
 
         return lambda: max(replay(with_call) - replay(flush_only), 0.0) / repeat

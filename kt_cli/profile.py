@@ -41,10 +41,10 @@ def profile_candidate(source, device, trial, dtype: str) -> dict | None:
     params, options = split_params(trial.params, plugins.target(trial.target).launch_options)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump({"source": source.path, "functions": source.functions, "shape": trial.shape, "dtype": dtype,
-                   "params": params, "options": options}, f)
+                   "params": params, "options": options, "vendor": device.vendor}, f)
     command = [sys.executable, "-m", "kt_cli.profile", f.name]
     try:
-        return plugins.load_plugins().hook.kt_profile(device=device, command=command, kernel_names=_jit_names(source))
+        return plugins.vendor(device.vendor).profile(device, command, _jit_names(source))
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
         return {"error": str(exc)[:500]}
 
@@ -59,16 +59,16 @@ def _jit_names(source) -> list[str]:
 
 
 def _launch_from_spec(path: str, repeats: int = 3) -> None:
-    import torch
-
+    from kt_cli import plugins
     from kt_cli.kernel import Kernel, KernelSource, Tensors
 
     spec = json.loads(open(path).read())
+    runtime = plugins.vendor(spec["vendor"]).runtime()
     kernel = Kernel.load(KernelSource(spec["source"], "profile", "profile", spec["functions"]))
-    inputs = kernel.make_inputs(spec["shape"], spec["dtype"], Tensors("cuda", 0))
+    inputs = kernel.make_inputs(spec["shape"], spec["dtype"], Tensors(runtime.torch_device, 0))
     for _ in range(repeats):
         kernel.launch(inputs, spec["params"], spec["options"])
-    torch.cuda.synchronize()
+    runtime.synchronize()
 
 
 if __name__ == "__main__":

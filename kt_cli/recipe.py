@@ -152,7 +152,7 @@ def load_recipe(path: str | Path) -> Recipe:
     targets = r.get("targets.names", (list,), [])
     for i, t in enumerate(targets):
         if not isinstance(t, str) or ":" not in t:
-            raise r.fail(f"targets.names[{i}]", f"must be 'vendor:arch' like 'nvidia:sm_90', not {t!r}")
+            raise r.fail(f"targets.names[{i}]", f"must be a target name 'vendor:arch' (kt devices lists them), not {t!r}")
     default_name = data["kernel"].get("name", path.stem)
     name = r.get("output.name", (str,), default_name if isinstance(default_name, str) else path.stem)
     if not name or "/" in name or name.startswith("."):

@@ -44,9 +44,7 @@ def present_target() -> str:
     if not found:
         raise EnvironmentProblem("kt_cli.load: no GPU present; pass target='vendor:arch' to pick a config "
                                  "(the kernel then runs only under TRITON_INTERPRET=1)")
-    import torch
-
-    current = torch.cuda.current_device()
+    current = plugins.vendor(found[0].vendor).runtime().current_index()
     return next((d.target for d in found if d.index == current), found[0].target)
 
 
@@ -108,6 +106,15 @@ def load(path, target: str | None = None) -> TunedKernel:
     return TunedKernel(manifest, target or present_target())
 
 
+def _config_keywords() -> frozenset:
+    """The launch options triton.Config takes by name (num_warps, num_stages...), asked of Triton."""
+    import inspect
+
+    import triton
+
+    return frozenset(inspect.signature(triton.Config.__init__).parameters) - {"self", "kwargs"}
+
+
 def triton_configs(path) -> str:
     """A Python module defining CONFIGS = {target: [triton.Config(...), ...]} and KEYS (the problem
     each config was tuned for, same order), for `@triton.autotune(configs=CONFIGS[target], ...)`."""
@@ -128,9 +135,9 @@ def triton_configs(path) -> str:
         lines.append(f"    {target!r}: [")
         keys.append(f"    {target!r}: [")
         for shape, mode, kwargs, options in configs:
-            # Triton's Config takes num_warps/num_stages/num_ctas/maxnreg by name; vendor knobs (waves_per_eu...)
-            # travel in kwargs, which is where Triton's AMD backend reads them.
-            named = {k: v for k, v in options.items() if k in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
+            # Options triton.Config takes by name are passed by name; other launch options (a vendor's own
+            # knobs) travel in kwargs, which is where Triton's backends read them.
+            named = {k: v for k, v in options.items() if k in _config_keywords()}
             extra = {k: v for k, v in options.items() if k not in named}
             args = "".join(f", {k}={v!r}" for k, v in named.items())
             lines.append(f"        triton.Config({ {**kwargs, **extra}!r}{args}),  # {mode}")

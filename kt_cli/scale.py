@@ -42,11 +42,10 @@ def worker_envs(count: int) -> list[dict]:
     if count > len(found):
         raise BadInput(f"--workers: {count} workers need {count} GPUs, this host has {len(found)}; "
                        f"pass --workers {len(found)} or --workers auto")
-    pm = plugins.load_plugins()
     envs = []
     for device in found[:count]:
-        env = pm.hook.kt_device_env(device=device)
-        if env is None:
+        env = plugins.vendor(device.vendor).pin_env(device)
+        if not env:
             raise EnvironmentProblem(f"no plugin can pin a worker to {device.vendor} device {device.index} "
                                      f"({device.name}); run with --workers 1")
         envs.append(dict(env))
@@ -63,7 +62,7 @@ def whoami(plan) -> dict:
     record = {"host": HOST, "pid": os.getpid(), "device": "cpu (static)"}
     if plan.device is not None:
         record["device"] = f"{plan.device.name} #{plan.device.index}"
-        pins = plugins.load_plugins().hook.kt_device_env(device=plan.device) or {}
+        pins = plugins.vendor(plan.device.vendor).pin_env(plan.device)
         record.update({k: os.environ[k] for k in pins if k in os.environ})
     return record
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ class TargetPlan:
     @property
     def peaks(self) -> dict:
         if self.device is not None:
-            return plugins.load_plugins().hook.kt_device_peaks(device=self.device) or self.spec.peaks
+            return plugins.vendor(self.spec.vendor).device_peaks(self.device) or self.spec.peaks
         return self.spec.peaks
 
 
@@ -44,7 +43,7 @@ def plan_targets(recipe: Recipe, requested: tuple[str, ...]) -> list[TargetPlan]
         where = recipe.where("targets.names")
         if not names:
             raise BadInput(f"{recipe.path}: targets.names: no GPU is present and the recipe names no target; add "
-                           "[targets] names = [\"nvidia:sm_90\"] or pass --target")
+                           f"[targets] names = [\"{next(iter(plugins.targets()), 'vendor:arch')}\"] or pass --target")
     plans = []
     for name in names:
         spec = plugins.target(name, where)
@@ -133,8 +132,8 @@ class BuildContext:
     [kernel] table: the recipe (problem, search timeout, seed), the targets being tuned with their
     mode, the output directory for its own records, and workers to run candidates in.
 
-    tune() passes it as `build(kernel_table, recipe_path, context=...)` only to generators whose
-    build() takes a `context` argument, so the others keep their two-argument build(). Candidate
+    tune() passes it as `build(kernel_table, recipe_path, context=...)` only to generators that set
+    `needs_context = True`; the others keep their two-argument build(). Candidate
     modules run only in the Evaluator's worker processes, never in the CLI process."""
 
     recipe: Recipe
@@ -223,7 +222,7 @@ def pair_with_reference(results: list[dict], source, recipe: Recipe) -> None:
     measured = [r for r in results if r["mode"] == "measured" and r["best"] is not None]
     if not measured:
         return
-    with Worker({"TRITON_INTERPRET": "0"}) as worker:
+    with Worker(plugins.vendor(measured[0]["target"].split(":")[0]).worker_env()) as worker:
         for r in measured:
             best = r["best"]
             try:
@@ -248,9 +247,9 @@ def recipe_generator(recipe: Recipe):
 
 
 def kernel_source(recipe: Recipe, plans: list, out_dir: Path):
-    """The generator's kernel module; a generator whose build() takes `context` gets a BuildContext."""
+    """The generator's kernel module; a generator that declares `needs_context` gets a BuildContext."""
     generator = recipe_generator(recipe)
-    if "context" in inspect.signature(generator.build).parameters:
+    if getattr(generator, "needs_context", False):
         return generator.build(recipe.kernel, recipe.path, context=BuildContext(recipe, tuple(plans), out_dir))
     return generator.build(recipe.kernel, recipe.path)
 
@@ -303,6 +302,6 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
                 tally.found_complete = tally.found_complete and run.found_complete
     finally:
         tally.wall_seconds = time.perf_counter() - started
-        tally.device_busy_seconds = evaluator.device.busy_seconds
+        tally.device_busy_seconds = evaluator.device_busy_seconds
         evaluator.close()
     return source, plans, studies, tally

@@ -4,6 +4,7 @@ tolerance, NaN/Inf never pass, an output that ignores its input fails. Runs in a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 TOLERANCE = {"float32": 1e-5, "float16": 1e-2, "bfloat16": 1e-2, "float8_e4m3": 6e-2}
 
@@ -55,9 +56,11 @@ def relative_error(out, ref) -> tuple[float, str]:
 
 
 def verify_candidate(kernel, params: dict, options: dict, shapes: list[dict], dtype: str, device: str,
-                     seed: int, tolerance: float | None = None, trials: int = 3) -> Verification:
-    """Run the candidate `trials` times on fresh inputs (cycling over `shapes`) and compare with the
-    reference. Raises WrongResult on the first failure."""
+                     seed: int, tolerance: float | None = None, trials: int = 3,
+                     synchronize: Callable[[], None] = lambda: None) -> Verification:
+    """Run the candidate `trials` times on fresh inputs (cycling over `shapes`) on torch device type
+    `device` and compare with the reference. Raises WrongResult on the first failure. `synchronize`
+    waits for the device (the vendor runtime's; CPU work is synchronous)."""
     from kt_cli.kernel import Tensors
 
     tol = tolerance or kernel.attr("TOLERANCE", {}).get(dtype) or TOLERANCE[dtype]
@@ -73,7 +76,7 @@ def verify_candidate(kernel, params: dict, options: dict, shapes: list[dict], dt
         for name in outputs:
             poison(inputs[name])
         kernel.launch(inputs, params, options)
-        _synchronize(device)
+        synchronize()
         for name in outputs:
             if name not in expected:
                 raise WrongResult(f"reference returns no output {name!r}")
@@ -93,9 +96,3 @@ def _same(a, b) -> bool:
 
     return a.shape == b.shape and bool(torch.equal(a, b))
 
-
-def _synchronize(device: str) -> None:
-    if device.startswith("cuda"):
-        import torch
-
-        torch.cuda.synchronize()

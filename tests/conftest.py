@@ -60,6 +60,17 @@ def plugin(request):
 
 
 @pytest.fixture
+def fake_device(plugin, monkeypatch):
+    """The fake CPU vendor (tests/fake_vendor.py) in this process and in every worker it starts:
+    target `fake:cpu`, measured mode on the CPU."""
+    from tests import fake_vendor
+
+    monkeypatch.setenv("KT_PLUGINS", "tests.fake_vendor")
+    plugin(fake_vendor, "tests.fake_vendor")
+    return fake_vendor
+
+
+@pytest.fixture
 def write(tmp_path):
     """Write a file under tmp_path and return its path."""
 

@@ -149,10 +149,12 @@ def test_kpack_2_on_gfx950_is_an_invalid_trial_before_compiling():
                                        ({"waves_per_eu": 9}, "waves_per_eu=9"),
                                        ({"num_warps": 32}, "1024")])
 def test_values_an_amd_arch_lacks_are_refused_with_the_reason(bad, words):
-    reason = load_plugins().hook.kt_param_problem(params={"BLOCK_N": 256, **bad}, target=target("amd:gfx942"))
+    from kt_cli.plugins import vendor
+
+    reason = vendor("amd").param_problem({"BLOCK_N": 256, **bad}, target("amd:gfx942"))
     assert reason and words in reason
-    # an NVIDIA target is not the AMD plugin's business
-    assert load_plugins().hook.kt_param_problem(params={"BLOCK_N": 256, **bad}, target=target("nvidia:sm_90")) is None
+    # the same point is fine for an NVIDIA target, which kt never shows the AMD vendor
+    assert vendor("nvidia").param_problem({"BLOCK_N": 256, **bad}, target("nvidia:sm_90")) is None
 
 
 def test_vendor_knobs_reach_only_their_own_vendor_through_kt_tune(tmp_path, plugin):
@@ -293,10 +295,10 @@ def test_kt_devices_lists_rocm_gpus_with_arch_cus_memory_and_rocm(monkeypatch):
 
 def test_hip_timer_flushes_twice_the_whole_l2_and_infinity_cache(monkeypatch):
     _fake_rocm_torch(monkeypatch)
-    from kt_cli.plugins import devices
+    from kt_cli.plugins import devices, vendor
 
     device = devices()[0]
-    timer = load_plugins().hook.kt_timer(device=device)
+    timer = vendor(device.vendor).timer(device)
     # torch reports one XCD's 4 MiB; the chip has 8 x 4 MiB of L2 and 256 MiB of Infinity Cache
     assert timer.name == "hip-events" and timer.flush_bytes == 2 * (32 + 256) * 2**20
 

@@ -91,14 +91,14 @@ num_stages = [5]
 def test_timer_reads_a_copy_below_the_datasheet_peak():
     import torch
 
-    from kt_cli.plugins import devices, load_plugins
+    from kt_cli.plugins import devices, vendor
 
     device = devices()[0]
-    timer = load_plugins().hook.kt_timer(device=device)
+    timer = vendor(device.vendor).timer(device)
     src = torch.empty(2**28, dtype=torch.float32, device="cuda")
     dst = torch.empty_like(src)
     stats = timer.measure(lambda: dst.copy_(src))
     bandwidth = 2 * src.numel() * 4 / stats.median
-    peak = load_plugins().hook.kt_device_peaks(device=device)["dram_bytes_per_s"]
+    peak = vendor(device.vendor).device_peaks(device)["dram_bytes_per_s"]
     assert 0.5 * peak < bandwidth < peak
     assert stats.rel_ci <= 0.01 or stats.calls >= 20

@@ -41,25 +41,30 @@ def test_llm_prompt_carries_profiler_counters_where_the_vendor_gives_them():
     assert "profiler counters" not in figures_text(best)
 
 
-def test_profile_candidate_asks_the_vendor_hook_for_the_kernel_names(plugin, tmp_path):
+def test_profile_candidate_asks_the_vendor_for_the_kernel_names(plugin, tmp_path):
     from kt_cli.hookspecs import hookimpl
     from kt_cli.kernel import KernelSource
     from kt_cli.profile import profile_candidate
-    from kt_cli.types import Device, TrialResult
+    from kt_cli.types import TrialResult
+    from tests.fake_vendor import FakeVendor
     from tests.helpers import ROOT
 
     seen = {}
 
-    class FakeProfiler:
-        @hookimpl(tryfirst=True)
-        def kt_profile(self, device, command, kernel_names):
+    class ProfilingVendor(FakeVendor):
+        def profile(self, device, command, kernel_names):
             seen.update(device=device, command=command, kernel_names=kernel_names)
             return {"achieved_occupancy_pct": 50.0}
 
-    plugin(FakeProfiler(), "fake-profiler")
+    class Plugin:
+        @hookimpl
+        def kt_register_vendors(self, register):
+            register(ProfilingVendor())
+
+    plugin(Plugin(), "fake-profiler")
     source = KernelSource(str(ROOT / "recipes/examples/scaled_add.py"), "dsl", "scaled_add")
-    trial = TrialResult("ok", {"BLOCK": 1024, "num_warps": 4}, "nvidia:sm_90", {"N": 4096}, "measured", value=1e-5)
-    device = Device("nvidia", 0, "NVIDIA H200", "nvidia:sm_90")
+    trial = TrialResult("ok", {"BLOCK": 1024, "num_warps": 4}, "fake:cpu", {"N": 4096}, "measured", value=1e-5)
+    device = ProfilingVendor().detect_devices()[0]
     assert profile_candidate(source, device, trial, "float32") == {"achieved_occupancy_pct": 50.0}
     assert seen["kernel_names"] == ["scaled_add"] and seen["command"][1:3] == ["-m", "kt_cli.profile"]
     spec = __import__("json").loads(open(seen["command"][3]).read())

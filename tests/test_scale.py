@@ -266,13 +266,11 @@ def test_workers_are_pinned_one_per_gpu_through_the_vendor_plugin(plugin):
 
 
 def test_nvidia_and_amd_pin_with_their_own_variables():
+    from kt_cli.plugins import vendor
     from kt_cli.types import Device
-    from vendor_amd import plugin as amd
-    from vendor_nvidia import plugin as nvidia
 
-    assert nvidia.kt_device_env(Device("nvidia", 1, "H100", "nvidia:sm_90")) == {"CUDA_VISIBLE_DEVICES": "1"}
-    assert amd.kt_device_env(Device("amd", 3, "MI300X", "amd:gfx942")) == {"HIP_VISIBLE_DEVICES": "3"}
-    assert nvidia.kt_device_env(Device("amd", 3, "MI300X", "amd:gfx942")) is None
+    assert vendor("nvidia").pin_env(Device("nvidia", 1, "H100", "nvidia:sm_90")) == {"CUDA_VISIBLE_DEVICES": "1"}
+    assert vendor("amd").pin_env(Device("amd", 3, "MI300X", "amd:gfx942")) == {"HIP_VISIBLE_DEVICES": "3"}
 
 
 def test_journal_study_retries_a_trial_left_running_by_a_dead_process(tmp_path):

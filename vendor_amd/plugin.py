@@ -1,14 +1,16 @@
-"""The AMD plugin: every hook kt asks of a vendor, for ROCm/HIP targets (CDNA: gfx90a, gfx942, gfx950)."""
+"""The AMD vendor: ROCm/HIP targets (CDNA: gfx90a, gfx942, gfx950), devices, Triton's HIP backend,
+resources from the AMDGCN assembly, and `kt rocprof-time`."""
 
 from __future__ import annotations
 
 import re
 
 from kt_cli.hookspecs import hookimpl
+from kt_cli.peaks import peaks_for_name, peaks_of
 from kt_cli.types import Device, Resources, TargetSpec
+from kt_cli.vendor import Vendor
 from vendor_amd.knobs import LAUNCH_OPTIONS, param_problem
 from vendor_amd.occupancy import workgroups_per_cu, waves_per_simd
-from kt_cli.peaks import peaks_for_name, peaks_of
 from vendor_amd.peaks import ARCHS, DEVICES
 
 VENDOR = "amd"
@@ -25,11 +27,6 @@ def target_spec(arch: str) -> TargetSpec:
     return TargetSpec(VENDOR, arch, props, peaks, LAUNCH_OPTIONS)
 
 
-@hookimpl
-def kt_targets():
-    return [target_spec(arch) for arch in ARCHS]
-
-
 def _rocm_torch():
     """torch when it is a ROCm build with a GPU visible, else None."""
     try:
@@ -41,8 +38,7 @@ def _rocm_torch():
     return torch
 
 
-@hookimpl
-def kt_detect_devices():
+def _detect_devices() -> list[Device]:
     torch = _rocm_torch()
     if torch is None:
         return []
@@ -61,37 +57,6 @@ def kt_detect_devices():
     return found
 
 
-@hookimpl
-def kt_device_peaks(device):
-    if device.vendor != VENDOR:
-        return None
-    arch = device.target.split(":")[1]
-    return peaks_for_name(DEVICES, device.name) or (target_spec(arch).peaks if arch in ARCHS else None)
-
-
-@hookimpl
-def kt_param_problem(params, target):
-    if target.vendor != VENDOR:
-        return None
-    return param_problem(params, target.arch, target.properties)
-
-
-@hookimpl
-def kt_device_env(device):
-    if device.vendor != VENDOR:
-        return None
-    return {"HIP_VISIBLE_DEVICES": str(device.index)}
-
-
-@hookimpl
-def kt_compile(fn, signature, constexprs, options, target):
-    if target.vendor != VENDOR:
-        return None
-    from kt_cli.triton_compile import cross_compile
-
-    return cross_compile(fn, signature, constexprs, options, "hip", target.arch, target.properties["wavefront"])
-
-
 _USAGE = {"vgprs": r"; NumVgprs:\s*(\d+)", "agprs": r"; NumAgprs:\s*(\d+)", "sgprs": r"; TotalNumSgprs:\s*(\d+)",
           "scratch": r"; ScratchSize:\s*(\d+)", "lds": r"; LDSByteSize:\s*(\d+)", "occupancy": r"; Occupancy:\s*(\d+)"}
 
@@ -106,24 +71,6 @@ def read_amdgcn_usage(asm: str) -> dict:
     return out
 
 
-@hookimpl
-def kt_resources(compiled, target):
-    if target.vendor != VENDOR:
-        return None
-    props = target.properties
-    md = compiled.metadata
-    usage = read_amdgcn_usage(compiled.asm["amdgcn"])
-    lds = max(int(md.shared), usage["lds"])  # Triton's LDS is dynamic: LLVM's figure is static LDS only
-    waves = md.num_warps
-    per_cu, limiter = workgroups_per_cu(usage["vgprs"], usage["agprs"], usage["sgprs"], lds, waves, props)
-    per_simd = waves_per_simd(per_cu, waves, props)
-    return Resources(registers=usage["vgprs"], shared_bytes=lds, spill_bytes=usage["scratch"],
-                     threads=waves * props["wavefront"], programs_per_unit=per_cu,
-                     occupancy=min(per_simd / props["max_waves_per_simd"], 1.0), limiter=limiter,
-                     extra={"agprs": usage["agprs"], "sgprs": usage["sgprs"], "waves_per_simd": per_simd,
-                            "llvm_waves_per_simd": usage["occupancy"]})
-
-
 def flush_bytes(device) -> int:
     """Twice the L2 plus Infinity Cache: a flush write evicts everything the last call left cached.
     torch reports one XCD's L2 on MI300-class parts, so the table's whole-chip figure wins when larger."""
@@ -133,13 +80,58 @@ def flush_bytes(device) -> int:
     return 2 * (l2 + infinity_cache)
 
 
-@hookimpl
-def kt_timer(device):
-    if device.vendor != VENDOR:
-        return None
-    from kt_cli.measure import DeviceEventTimer
+class AmdVendor(Vendor):
+    name = VENDOR
 
-    return DeviceEventTimer(flush_bytes=flush_bytes(device), name="hip-events")
+    def targets(self) -> list[TargetSpec]:
+        return [target_spec(arch) for arch in ARCHS]
+
+    def param_problem(self, params, target):
+        return param_problem(params, target.arch, target.properties)
+
+    def compile(self, fn, signature, constexprs, options, target):
+        from kt_cli.triton_compile import cross_compile
+
+        return cross_compile(fn, signature, constexprs, options, "hip", target.arch, target.properties["wavefront"])
+
+    def resources(self, compiled, target) -> Resources:
+        props = target.properties
+        md = compiled.metadata
+        usage = read_amdgcn_usage(compiled.asm["amdgcn"])
+        lds = max(int(md.shared), usage["lds"])  # Triton's LDS is dynamic: LLVM's figure is static LDS only
+        waves = md.num_warps
+        per_cu, limiter = workgroups_per_cu(usage["vgprs"], usage["agprs"], usage["sgprs"], lds, waves, props)
+        per_simd = waves_per_simd(per_cu, waves, props)
+        return Resources(registers=usage["vgprs"], shared_bytes=lds, spill_bytes=usage["scratch"],
+                         threads=waves * props["wavefront"], programs_per_unit=per_cu,
+                         occupancy=min(per_simd / props["max_waves_per_simd"], 1.0), limiter=limiter,
+                         extra={"agprs": usage["agprs"], "sgprs": usage["sgprs"], "waves_per_simd": per_simd,
+                                "llvm_waves_per_simd": usage["occupancy"]})
+
+    def detect_devices(self) -> list[Device]:
+        return _detect_devices()
+
+    def device_peaks(self, device: Device) -> dict:
+        arch = device.target.split(":")[1]
+        return peaks_for_name(DEVICES, device.name) or (target_spec(arch).peaks if arch in ARCHS else {})
+
+    def pin_env(self, device: Device) -> dict:
+        return {"HIP_VISIBLE_DEVICES": str(device.index)}
+
+    def runtime(self):
+        from vendor_nvidia.runtime import TorchCudaRuntime  # ROCm torch serves HIP through torch.cuda
+
+        return TorchCudaRuntime()
+
+    def timer(self, device: Device):
+        from kt_cli.measure import EventTimer
+
+        return EventTimer(self.runtime(), flush_bytes=flush_bytes(device), name="hip-events")
+
+
+@hookimpl
+def kt_register_vendors(register):
+    register(AmdVendor())
 
 
 @hookimpl

@@ -13,6 +13,7 @@ from kt_cli.hookspecs import hookimpl
 
 class LlmGenerator:
     name = "llm"
+    needs_context = True  # it runs candidates in kt's workers while it builds
 
     def build(self, kernel_table: dict, recipe_path: Path, context=None):
         from kt_cli.kernel import KernelSource

@@ -1,0 +1,153 @@
+"""The vendor contract. A vendor is one object, registered by a plugin through
+`kt_register_vendors(register)`; kt finds it once by the `vendor` of a target or device and calls its
+methods, so no method ever sees another vendor's targets.
+
+Subclass `Vendor` and override what your hardware needs: `targets`, `compile`, `resources` and, for
+measured mode, `detect_devices`, `runtime` and `timer`; the rest have working defaults.
+docs/plugins.md shows a complete third-party vendor; tests/fake_vendor.py is one whose "device" is
+the CPU.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from kt_cli.evaluate.timing import Stats
+    from kt_cli.types import Device, Resources, TargetSpec
+
+
+@runtime_checkable
+class DeviceEvent(Protocol):
+    """A point on a device's timeline (a CUDA/HIP event, or a clock read on a synchronous device)."""
+
+    def record(self) -> None:
+        """Mark this point in the device's current stream."""
+
+    def seconds_until(self, later: "DeviceEvent") -> float:
+        """Seconds from this event to `later`; both recorded and the device synchronised first."""
+
+
+@runtime_checkable
+class DeviceGraph(Protocol):
+    """A captured sequence of device work that replays without host launch overhead."""
+
+    def replay(self) -> None:
+        """Enqueue the captured work once more."""
+
+
+@runtime_checkable
+class DeviceRuntime(Protocol):
+    """The device operations kt's verification and timing need, in the worker that owns a device.
+
+    `torch_device` is the torch device type tensors of this vendor live on ("cuda" for torch's CUDA
+    and ROCm builds alike, "cpu" for a fake device)."""
+
+    torch_device: str
+
+    def select(self, index: int) -> None:
+        """Make device `index` (as the vendor numbers it in this process) the current one."""
+
+    def current_index(self) -> int:
+        """The index of the current device."""
+
+    def synchronize(self) -> None:
+        """Wait until all work queued on the current device is done."""
+
+    def event(self) -> DeviceEvent:
+        """A new timing event."""
+
+    def capture(self, work: Callable[[], None]) -> DeviceGraph | None:
+        """`work` captured as a replayable graph, or None where this device cannot capture (the caller
+        then times with events). Raises when `work` is not capturable (a host sync inside it)."""
+
+    def free_bytes(self) -> int:
+        """Device memory free now, in bytes."""
+
+
+@runtime_checkable
+class Timer(Protocol):
+    """Times callables on a present device (kt_cli.evaluate.timing.EventTimer is the usual one)."""
+
+    name: str
+
+    def measure(self, fn: Callable[[], None]) -> "Stats":
+        """Statistics of `fn`'s run time: warm-up first, then samples until the median is tight."""
+
+    def paired(self, first: Callable[[], None], second: Callable[[], None], rounds: int,
+               method: str = "events") -> tuple[list[float], list[float]]:
+        """`rounds` timings of each callable taken back to back in alternating order (kt check);
+        `method` "graph" times from graph replays where the device can capture."""
+
+
+class Vendor:
+    """One GPU vendor: its compile targets, its devices, its compiler and its runtime.
+
+    `name` is the vendor part of every target it offers (`name:arch`). Methods receive only this
+    vendor's targets and devices."""
+
+    name: str = ""
+
+    # --- targets and compiling (every machine, no GPU needed) -------------------------------------
+
+    def targets(self) -> list["TargetSpec"]:
+        """The targets this vendor compiles for (each `TargetSpec.vendor` equals `name`)."""
+        return []
+
+    def param_problem(self, params: dict[str, Any], target: "TargetSpec") -> str | None:
+        """Why this point of the space (kernel params and launch options) cannot run on `target`, or
+        None when it can. Asked before compiling; a reason makes the trial `invalid`."""
+        return None
+
+    def compile(self, fn: Any, signature: dict, constexprs: dict, options: dict, target: "TargetSpec") -> Any:
+        """Cross-compile one Triton JITFunction for `target` with launch `options` (which also carry
+        `_attrs`, the per-argument specialisation). Returns the compiled kernel; raises on a compile error."""
+        raise NotImplementedError(f"vendor {self.name!r} cannot compile")
+
+    def resources(self, compiled: Any, target: "TargetSpec") -> "Resources":
+        """Registers, shared memory/LDS, spills and occupancy of a kernel `compile` returned."""
+        raise NotImplementedError(f"vendor {self.name!r} cannot read resources")
+
+    def is_compile_error(self, exc: BaseException) -> bool:
+        """True when `exc`, raised while a device worker launched a kernel, is this vendor's toolchain
+        refusing the kernel (a `compile_error` trial) rather than a crash."""
+        return False
+
+    # --- devices (measured mode) ------------------------------------------------------------------
+
+    def detect_devices(self) -> list["Device"]:
+        """This vendor's devices present now (empty when none or no runtime)."""
+        return []
+
+    def device_peaks(self, device: "Device") -> dict[str, float]:
+        """The peak table of a present device: FLOP/s per dtype name and `dram_bytes_per_s`."""
+        return next((t.peaks for t in self.targets() if t.name == device.target), {})
+
+    def pin_env(self, device: "Device") -> dict[str, str]:
+        """Environment variables that leave `device` the only one a child process sees
+        (`kt tune --workers`); empty when the vendor cannot pin."""
+        return {}
+
+    def worker_env(self) -> dict[str, str]:
+        """Environment variables a device worker process starts with (before it imports anything)."""
+        return {"TRITON_INTERPRET": "0"}
+
+    def runtime(self) -> DeviceRuntime:
+        """The device operations of this vendor, used inside a device worker."""
+        raise NotImplementedError(f"vendor {self.name!r} has no device runtime")
+
+    def timer(self, device: "Device") -> Timer:
+        """A timer for a present device, used inside a device worker."""
+        raise NotImplementedError(f"vendor {self.name!r} has no timer")
+
+    def device_state(self, device: "Device") -> dict[str, Any]:
+        """Clocks and temperature of a present device where the vendor can read them cheaply (called
+        in the device worker before and after each measurement): `sm_clock_mhz`, `temperature_c`, and
+        `throttled` (True when the device reports power or thermal slowdown). Empty when unreadable."""
+        return {}
+
+    def profile(self, device: "Device", command: list[str], kernel_names: list[str]) -> dict | None:
+        """Run `command` (a process that launches the kernel a few times) under this vendor's profiler
+        and return counters of the kernels named ({name: value}: occupancy, DRAM/L2 throughput, tensor
+        pipe use, `top_stalls`), or None when no profiler is available here."""
+        return None

@@ -1,0 +1,114 @@
+"""A vendor whose "devices" are this machine's CPU, registered like any third-party vendor plugin
+(KT_PLUGINS=tests.fake_vendor, or the `fake_device` fixture). It lets CI drive kt's measured mode end
+to end without a GPU: kernels run under Triton's interpreter in the device worker, the timer is kt's
+own EventTimer over a clock, and the peaks are set so that the physical-floor and above-peak rules can
+be exercised.
+
+Environment (read in every process, so workers see it too):
+- KT_FAKE_DEVICES: how many fake devices are present (default 1), for `kt tune --workers`;
+- KT_FAKE_DEVICE: set by `pin_env`, the one device a pinned worker sees;
+- KT_FAKE_PEAK_SCALE: multiplies the peak table (a tiny value makes every honest time "impossible").
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from kt_cli.hookspecs import hookimpl
+from kt_cli.types import Device, Resources, TargetSpec
+from kt_cli.vendor import Vendor
+
+NAME = "fake"
+TARGET = f"{NAME}:cpu"
+# An interpreter-run kernel moves well under 1 GB/s; these peaks leave honest candidates far below them.
+PEAKS = {"float32": 1e12, "float16": 2e12, "bfloat16": 2e12, "dram_bytes_per_s": 1e11}
+PROPERTIES = {"units": 4, "smem_bytes": 1 << 20, "warp_size": 32, "max_warps_per_unit": 64,
+              "max_threads_per_unit": 2048, "saturating_occupancy": 0.25, "l2_bytes": 1 << 20}
+
+
+class ClockEvent:
+    """A DeviceEvent of a synchronous device: the host clock when recorded."""
+
+    def __init__(self):
+        self.at = 0.0
+
+    def record(self) -> None:
+        self.at = time.perf_counter()
+
+    def seconds_until(self, later: "ClockEvent") -> float:
+        return later.at - self.at
+
+
+class CpuRuntime:
+    """DeviceRuntime of the CPU: synchronous, no graphs."""
+
+    torch_device = "cpu"
+
+    def select(self, index: int) -> None:
+        pass
+
+    def current_index(self) -> int:
+        return int(os.environ.get("KT_FAKE_DEVICE", "0"))
+
+    def synchronize(self) -> None:
+        pass
+
+    def event(self) -> ClockEvent:
+        return ClockEvent()
+
+    def capture(self, work):
+        return None
+
+    def free_bytes(self) -> int:
+        return 1 << 30
+
+
+def _scaled(peaks: dict) -> dict:
+    scale = float(os.environ.get("KT_FAKE_PEAK_SCALE", "1"))
+    return {k: v * scale for k, v in peaks.items()}
+
+
+class FakeVendor(Vendor):
+    name = NAME
+
+    def targets(self) -> list[TargetSpec]:
+        return [TargetSpec(NAME, "cpu", dict(PROPERTIES), _scaled(PEAKS), ("num_warps", "num_stages"))]
+
+    def compile(self, fn, signature, constexprs, options, target):
+        return {"kernel": fn.__name__, "signature": signature, "num_warps": options.get("num_warps", 4)}
+
+    def resources(self, compiled, target) -> Resources:
+        warps = compiled["num_warps"]
+        return Resources(registers=32, shared_bytes=0, spill_bytes=0, threads=warps * 32, programs_per_unit=4,
+                         occupancy=min(1.0, 4 * warps / 64), limiter="fake")
+
+    def detect_devices(self) -> list[Device]:
+        pinned = os.environ.get("KT_FAKE_DEVICE")
+        indices = [int(pinned)] if pinned else range(int(os.environ.get("KT_FAKE_DEVICES", "1")))
+        return [Device(NAME, i, "Fake CPU device", TARGET, {"cores": os.cpu_count()}) for i in indices]
+
+    def device_peaks(self, device: Device) -> dict:
+        return _scaled(PEAKS)
+
+    def pin_env(self, device: Device) -> dict:
+        return {"KT_FAKE_DEVICE": str(device.index)}
+
+    def worker_env(self) -> dict:
+        return {"TRITON_INTERPRET": "1"}  # the "device" runs kernels under Triton's interpreter
+
+    def runtime(self) -> CpuRuntime:
+        return CpuRuntime()
+
+    def timer(self, device: Device):
+        from kt_cli.measure import EventTimer
+
+        return EventTimer(self.runtime(), flush_bytes=1 << 20, rel_ci=0.05, max_seconds=0.3, name="fake-cpu-clock")
+
+    def device_state(self, device: Device) -> dict:
+        return {"temperature_c": 40, "throttled": os.environ.get("KT_FAKE_THROTTLED") == "1"}
+
+
+@hookimpl
+def kt_register_vendors(register):
+    register(FakeVendor())
