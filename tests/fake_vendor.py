@@ -7,7 +7,10 @@ be exercised.
 Environment (read in every process, so workers see it too):
 - KT_FAKE_DEVICES: how many fake devices are present (default 1), for `kt tune --workers`;
 - KT_FAKE_DEVICE: set by `pin_env`, the one device a pinned worker sees;
-- KT_FAKE_PEAK_SCALE: multiplies the peak table (a tiny value makes every honest time "impossible").
+- KT_FAKE_FLOPS_SCALE: multiplies the FLOP/s peaks (a tiny value puts honest kernels "above peak");
+- KT_FAKE_CLOCK_SCALE: multiplies every time the clock reads (0 gives zero times, a tiny value times
+  below what writing the outputs at peak bandwidth takes);
+- KT_FAKE_THROTTLED=1: the device reports that it slowed down.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ class ClockEvent:
         self.at = time.perf_counter()
 
     def seconds_until(self, later: "ClockEvent") -> float:
-        return later.at - self.at
+        return (later.at - self.at) * float(os.environ.get("KT_FAKE_CLOCK_SCALE", "1"))
 
 
 class CpuRuntime:
@@ -65,8 +68,8 @@ class CpuRuntime:
 
 
 def _scaled(peaks: dict) -> dict:
-    scale = float(os.environ.get("KT_FAKE_PEAK_SCALE", "1"))
-    return {k: v * scale for k, v in peaks.items()}
+    scale = float(os.environ.get("KT_FAKE_FLOPS_SCALE", "1"))
+    return {k: v * (1 if k == "dram_bytes_per_s" else scale) for k, v in peaks.items()}
 
 
 class FakeVendor(Vendor):

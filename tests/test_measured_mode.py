@@ -1,0 +1,97 @@
+"""Measured mode end to end on the fake CPU device (tests/fake_vendor.py): on-device verification, the
+check of what the timed calls left, the physical-floor and above-peak rules, one timing method for a
+candidate and its baseline, `kt check`'s paired timing, and `kt tune --workers`. Each test would fail
+if the rule it names were removed."""
+
+import json
+
+import pytest
+
+from tests.helpers import dsl_recipe, kt, kt_process
+from tests.kernels_measured import SKIPS_ON_REPEAT, SLOWABLE
+
+FAKE = ["--target", "fake:cpu"]
+
+
+def _manifest(out) -> dict:
+    return json.loads((out / "recipe.kt" / "manifest.json").read_text())
+
+
+def _trials(out) -> list[dict]:
+    return [json.loads(line) for line in (out / "recipe.kt" / "trials.jsonl").read_text().splitlines()]
+
+
+def test_measured_tune_verifies_and_times_candidate_and_baseline_alike(fake_device, write, tmp_path):
+    out = tmp_path / "out"
+    result = kt("tune", dsl_recipe(write, trials=3), *FAKE, "--out", out)
+    assert result.exit_code == 0, result.output
+    entry = _manifest(out)["results"][0]
+    assert entry["mode"] == "measured" and entry["device"]["name"] == "Fake CPU device"
+    stats = entry["stats"]
+    # the baseline was timed in the same trial, by the same method, one sample beside each kernel sample
+    assert stats["baseline"]["method"] == stats["method"] == "events"
+    assert stats["baseline"]["calls"] == stats["calls"] >= 20
+    assert stats["speedup"] == pytest.approx(stats["baseline"]["median"] / stats["median"])
+    assert stats["device_state"]["before"]["temperature_c"] == 40 and stats["throttled"] is False
+    assert "check_speedup" in stats and len(stats["check_block_ratios"]) == 5  # kt check's protocol, at tune time
+    assert entry["verification"]["shapes"][0] == {"N": 4096}  # verified at the tuned problem itself
+    assert "measured" in result.output and "(est)" not in result.output
+
+
+def test_a_kernel_that_skips_work_on_repeat_calls_is_wrong(fake_device, write, tmp_path):
+    out = tmp_path / "out"
+    result = kt("tune", dsl_recipe(write, SKIPS_ON_REPEAT, trials=1), *FAKE, "--out", out)
+    assert result.exit_code == 1, result.output
+    assert "after the timed calls" in result.output and "non-finite" in result.output
+
+
+def test_a_time_below_the_physical_floor_is_wrong(fake_device, write, tmp_path, monkeypatch):
+    monkeypatch.setenv("KT_FAKE_CLOCK_SCALE", "1e-9")
+    result = kt("tune", dsl_recipe(write, trials=1), *FAKE, "--out", tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert "faster than the hardware allows" in result.output and "Traceback" not in result.output
+
+
+def test_a_zero_time_is_wrong_not_a_crash(fake_device, write, tmp_path, monkeypatch):
+    monkeypatch.setenv("KT_FAKE_CLOCK_SCALE", "0")
+    result = kt("tune", dsl_recipe(write, trials=1), *FAKE, "--out", tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert "zero or negative time" in result.output and "Traceback" not in result.output
+
+
+def test_a_time_above_the_declared_peak_is_wrong(fake_device, write, tmp_path, monkeypatch):
+    monkeypatch.setenv("KT_FAKE_FLOPS_SCALE", "1e-12")
+    result = kt("tune", dsl_recipe(write, trials=1), *FAKE, "--out", tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert "of the device's peak: a measurement error" in result.output
+
+
+def test_a_throttling_device_is_flagged_in_the_artifact(fake_device, write, tmp_path, monkeypatch):
+    monkeypatch.setenv("KT_FAKE_THROTTLED", "1")
+    out = tmp_path / "out"
+    assert kt("tune", dsl_recipe(write, trials=1), *FAKE, "--out", out).exit_code == 0
+    assert _manifest(out)["results"][0]["stats"]["throttled"] is True
+
+
+def test_kt_check_passes_an_unchanged_kernel_and_catches_a_slower_one(fake_device, write, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    assert kt("tune", dsl_recipe(write, SLOWABLE, trials=1), *FAKE, "--out", out).exit_code == 0
+    artifact = out / "recipe.kt"
+    same = kt("check", artifact, "--threshold", "20%")
+    assert same.exit_code == 0, same.output
+    assert "pass" in same.output
+    monkeypatch.setenv("KT_TEST_SLOW_S", "0.02")  # the launch takes ~4 ms under the interpreter: ~5x slower
+    slower = kt("check", artifact, "--threshold", "20%")
+    assert slower.exit_code == 1, slower.output
+    assert "regression" in slower.output
+
+
+def test_workers_share_the_study_across_two_fake_devices(write, tmp_path):
+    out = tmp_path / "out"
+    env = {"KT_PLUGINS": "tests.fake_vendor", "KT_FAKE_DEVICES": "2"}
+    result = kt_process("tune", dsl_recipe(write, trials=4), *FAKE, "--out", out, "--workers", "2", env=env,
+                        timeout=600)
+    assert result.returncode == 0, result.stderr
+    trials = [t for t in _trials(out) if t["failure_kind"] != "invalid"]
+    assert len(trials) == 4 and len({json.dumps(t["params"], sort_keys=True) for t in trials}) == 4
+    assert {t["worker"]["device"] for t in trials} == {"Fake CPU device #0", "Fake CPU device #1"}
