@@ -32,6 +32,17 @@ def info(details: dict) -> str:
     return " ".join(parts) or "-"
 
 
+def timing_flags(stats: dict) -> str:
+    """What a user must know before trusting a measured time: the interval missed its target, or the
+    device slowed itself down while it was measured."""
+    flags = []
+    if stats.get("precise") is False and stats.get("median"):
+        flags.append(f"±{(stats['ci_high'] - stats['ci_low']) / 2 / stats['median']:.1%}, imprecise")
+    if stats.get("throttled"):
+        flags.append("throttled")
+    return f" ({'; '.join(flags)})" if flags else ""
+
+
 def result_rows(entries: list[dict]) -> list[list]:
     rows = []
     for e in entries:
@@ -39,7 +50,7 @@ def result_rows(entries: list[dict]) -> list[list]:
         speedup = stats.get("speedup")
         rows.append([
             e["target"], e.get("shape_key") or ",".join(f"{k}={v}" for k, v in e["shape"].items()), e["mode"],
-            seconds(e.get("seconds"), e["mode"]),
+            seconds(e.get("seconds"), e["mode"]) + timing_flags(stats),
             fraction(stats.get("fraction_of_peak")) + (" (est)" if e["mode"] == "estimated" and stats.get("fraction_of_peak") else ""),
             "-" if speedup is None else f"{speedup:.2f}x",
             params(e.get("params")),

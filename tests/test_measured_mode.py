@@ -66,11 +66,12 @@ def test_a_time_above_the_declared_peak_is_wrong(fake_device, write, tmp_path, m
     assert "of the device's peak: a measurement error" in result.output
 
 
-def test_a_throttling_device_is_flagged_in_the_artifact(fake_device, write, tmp_path, monkeypatch):
+def test_a_throttling_device_is_flagged_in_the_artifact_and_kt_show(fake_device, write, tmp_path, monkeypatch):
     monkeypatch.setenv("KT_FAKE_THROTTLED", "1")
     out = tmp_path / "out"
     assert kt("tune", dsl_recipe(write, trials=1), *FAKE, "--out", out).exit_code == 0
     assert _manifest(out)["results"][0]["stats"]["throttled"] is True
+    assert "throttled" in kt("show", out / "recipe.kt").output
 
 
 def test_kt_check_passes_an_unchanged_kernel_and_catches_a_slower_one(fake_device, write, tmp_path, monkeypatch):
