@@ -118,7 +118,7 @@ def compile_candidate(source, candidate, target) -> dict:
 
 def _refuse_unrunnable(vendor, params: dict, target) -> None:
     """A point the vendor says cannot run on this target is invalid before anything is compiled."""
-    problem = vendor.param_problem(dict(params), target)
+    problem = vendor.why_unrunnable(dict(params), target)
     if problem:
         raise WorkerFailure("invalid", problem)
 

@@ -1,5 +1,5 @@
 """`kt tune --profile K`: the best K candidates of each measured problem, run once more under the
-vendor's profiler (kt_profile hook); the counters go into the artifact and `kt show`.
+vendor's profiler (`Vendor.profile`); the counters go into the artifact and `kt show`.
 
 The profiled process is `python -m kt_cli.profile SPEC.json`: it loads the kernel module, makes the
 inputs and launches the candidate a few times, nothing else, so the profiler sees only its kernels."""

@@ -94,7 +94,7 @@ class Vendor:
         """The targets this vendor compiles for (each `TargetSpec.vendor` equals `name`)."""
         return []
 
-    def param_problem(self, params: dict[str, Any], target: "TargetSpec") -> str | None:
+    def why_unrunnable(self, params: dict[str, Any], target: "TargetSpec") -> str | None:
         """Why this point of the space (kernel params and launch options) cannot run on `target`, or
         None when it can. Asked before compiling; a reason makes the trial `invalid`."""
         return None

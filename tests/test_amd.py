@@ -151,10 +151,10 @@ def test_kpack_2_on_gfx950_is_an_invalid_trial_before_compiling():
 def test_values_an_amd_arch_lacks_are_refused_with_the_reason(bad, words):
     from kt_cli.plugins import vendor
 
-    reason = vendor("amd").param_problem({"BLOCK_N": 256, **bad}, target("amd:gfx942"))
+    reason = vendor("amd").why_unrunnable({"BLOCK_N": 256, **bad}, target("amd:gfx942"))
     assert reason and words in reason
     # the same point is fine for an NVIDIA target, which kt never shows the AMD vendor
-    assert vendor("nvidia").param_problem({"BLOCK_N": 256, **bad}, target("nvidia:sm_90")) is None
+    assert vendor("nvidia").why_unrunnable({"BLOCK_N": 256, **bad}, target("nvidia:sm_90")) is None
 
 
 def test_vendor_knobs_reach_only_their_own_vendor_through_kt_tune(tmp_path, plugin):

@@ -241,14 +241,20 @@ class FakeGpus:
     from kt_cli.hookspecs import hookimpl
 
     @hookimpl
-    def kt_detect_devices(self):
+    def kt_register_vendors(self, register):
         from kt_cli.types import Device
+        from kt_cli.vendor import Vendor
 
-        return [Device("fakevendor", i, "Fake GPU", "fakevendor:x1") for i in range(2)]
+        class TwoGpus(Vendor):
+            name = "fakevendor"
 
-    @hookimpl
-    def kt_device_env(self, device):
-        return {"FAKE_VISIBLE_DEVICES": str(device.index)} if device.vendor == "fakevendor" else None
+            def detect_devices(self):
+                return [Device("fakevendor", i, "Fake GPU", "fakevendor:x1") for i in range(2)]
+
+            def pin_env(self, device):
+                return {"FAKE_VISIBLE_DEVICES": str(device.index)}
+
+        register(TwoGpus())
 
 
 def test_workers_are_pinned_one_per_gpu_through_the_vendor_plugin(plugin):

@@ -19,7 +19,7 @@ MFMA_NONKDIMS = {"gfx90a": (16, 32), "gfx942": (16, 32), "gfx950": (16, 32)}
 KPACKS = {"gfx90a": (1, 2), "gfx942": (1, 2), "gfx950": (1,)}
 
 
-def param_problem(params: dict, arch: str, props: dict) -> str | None:
+def why_unrunnable(params: dict, arch: str, props: dict) -> str | None:
     """Why this point cannot run on `arch`, or None."""
     nonkdim = params.get("matrix_instr_nonkdim")
     if nonkdim is not None and nonkdim != 0 and nonkdim not in MFMA_NONKDIMS[arch]:

@@ -9,7 +9,8 @@ from kt_cli.hookspecs import hookimpl
 from kt_cli.peaks import peaks_for_name, peaks_of
 from kt_cli.types import Device, Resources, TargetSpec
 from kt_cli.vendor import Vendor
-from vendor_amd.knobs import LAUNCH_OPTIONS, param_problem
+from vendor_amd import knobs
+from vendor_amd.knobs import LAUNCH_OPTIONS
 from vendor_amd.occupancy import workgroups_per_cu, waves_per_simd
 from vendor_amd.peaks import ARCHS, DEVICES
 
@@ -86,8 +87,8 @@ class AmdVendor(Vendor):
     def targets(self) -> list[TargetSpec]:
         return [target_spec(arch) for arch in ARCHS]
 
-    def param_problem(self, params, target):
-        return param_problem(params, target.arch, target.properties)
+    def why_unrunnable(self, params, target):
+        return knobs.why_unrunnable(params, target.arch, target.properties)
 
     def compile(self, fn, signature, constexprs, options, target):
         from kt_cli.triton_compile import cross_compile
