@@ -93,6 +93,7 @@ def compile_candidate(source, candidate, target) -> dict:
     if not launches:
         raise WorkerFailure("invalid", "launch function launched no kernel")
     worst: Resources | None = None
+    instructions: dict = {}
     main = launches[0]  # by the kernel protocol, the first launch does the work; later ones finish it
     for launch in launches:
         try:
@@ -106,8 +107,10 @@ def compile_candidate(source, candidate, target) -> dict:
             raise WorkerFailure("invalid", f"{launch.fn.__name__}: {problem}")
         if launch is main:
             worst = resources
+            if candidate.mode == "estimated":  # the cost model reads it; a measured run needs no disassembly
+                instructions = vendor.instruction_mix(compiled, target)
     result = {"resources": worst.to_json(), "programs": main.programs, "launches": len(launches),
-              "compile_seconds": time.perf_counter() - started}
+              "instructions": instructions, "compile_seconds": time.perf_counter() - started}
     if candidate.mode == "estimated":
         flops = kernel.count("flops", candidate.shape, candidate.dtype)
         traffic = kernel.traffic(candidate.shape, candidate.dtype, candidate.params)

@@ -108,6 +108,12 @@ class Vendor:
         """Registers, shared memory/LDS, spills and occupancy of a kernel `compile` returned."""
         raise NotImplementedError(f"vendor {self.name!r} cannot read resources")
 
+    def instruction_mix(self, compiled: Any, target: "TargetSpec") -> dict[str, int]:
+        """Static counts of the compiled code's instructions by class, for the cost model: `mma`,
+        `global_load`, `async_copy`, `tma`, `shared_load`, `shared_store`, `global_store`, `barrier`,
+        `special` (transcendental units) and `total`. Empty when the vendor cannot disassemble."""
+        return {}
+
     def is_compile_error(self, exc: BaseException) -> bool:
         """True when `exc`, raised while a device worker launched a kernel, is this vendor's toolchain
         refusing the kernel (a `compile_error` trial) rather than a crash."""

@@ -72,6 +72,26 @@ def read_amdgcn_usage(asm: str) -> dict:
     return out
 
 
+# AMDGCN mnemonic prefix -> instruction class of Vendor.instruction_mix
+GCN_CLASSES = (("v_mfma", "mma"), ("v_smfmac", "mma"), ("buffer_load", "global_load"), ("global_load", "global_load"),
+               ("ds_read", "shared_load"), ("ds_load", "shared_load"), ("ds_write", "shared_store"),
+               ("ds_store", "shared_store"), ("buffer_store", "global_store"), ("global_store", "global_store"),
+               ("s_barrier", "barrier"), ("v_exp", "special"), ("v_log", "special"), ("v_rcp", "special"),
+               ("v_rsq", "special"), ("v_sqrt", "special"))
+_GCN_OP = re.compile(r"^\s+([sv]_\w+|buffer_\w+|global_\w+|ds_\w+|flat_\w+)", re.M)
+
+
+def gcn_mix(asm: str) -> dict:
+    """Instruction classes counted in the AMDGCN assembly Triton produced (static counts)."""
+    mix = {"total": 0}
+    for m in _GCN_OP.finditer(asm):
+        mix["total"] += 1
+        kind = next((k for prefix, k in GCN_CLASSES if m.group(1).startswith(prefix)), None)
+        if kind:
+            mix[kind] = mix.get(kind, 0) + 1
+    return mix if mix["total"] else {}
+
+
 def flush_bytes(device) -> int:
     """Twice the L2 plus Infinity Cache: a flush write evicts everything the last call left cached.
     torch reports one XCD's L2 on MI300-class parts, so the table's whole-chip figure wins when larger."""
@@ -108,6 +128,9 @@ class AmdVendor(Vendor):
                          occupancy=min(per_simd / props["max_waves_per_simd"], 1.0), limiter=limiter,
                          extra={"agprs": usage["agprs"], "sgprs": usage["sgprs"], "waves_per_simd": per_simd,
                                 "llvm_waves_per_simd": usage["occupancy"]})
+
+    def instruction_mix(self, compiled, target) -> dict:
+        return gcn_mix(compiled.asm["amdgcn"])
 
     def detect_devices(self) -> list[Device]:
         return _detect_devices()

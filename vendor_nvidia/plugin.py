@@ -54,19 +54,42 @@ def triton_tool(name: str) -> str | None:
     return bundled if os.access(bundled, os.X_OK) else shutil.which(name)
 
 
-def read_cubin_usage(cubin: bytes) -> dict:
-    """Registers, stack, static shared and local (spill) bytes from `cuobjdump -res-usage`."""
+# SASS opcode (without modifiers) -> instruction class of Vendor.instruction_mix
+SASS_CLASSES = {"HMMA": "mma", "HGMMA": "mma", "IMMA": "mma", "QGMMA": "mma", "IGMMA": "mma", "UTCHMMA": "mma",
+                "UTCQMMA": "mma", "LDG": "global_load", "LDGSTS": "async_copy", "UTMALDG": "tma",
+                "UBLKCP": "tma", "UTMASTG": "tma", "LDS": "shared_load", "LDSM": "shared_load",
+                "STS": "shared_store", "STG": "global_store", "BAR": "barrier", "SYNCS": "barrier",
+                "MUFU": "special"}
+_SASS_OP = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]+)")
+
+
+def _cuobjdump(cubin: bytes, flag: str) -> str:
     tool = triton_tool("cuobjdump")
     if tool is None:
-        return {}
+        return ""
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
         f.write(cubin)
         path = f.name
     try:
-        out = subprocess.run([tool, "-res-usage", path], capture_output=True, text=True, timeout=60).stdout
+        return subprocess.run([tool, flag, path], capture_output=True, text=True, timeout=60).stdout
     finally:
         os.unlink(path)
-    m = _RES.search(out)
+
+
+def sass_mix(cubin: bytes) -> dict:
+    """Instruction classes counted in the SASS `cuobjdump -sass` prints (static counts)."""
+    mix = {"total": 0}
+    for m in _SASS_OP.finditer(_cuobjdump(cubin, "-sass")):
+        mix["total"] += 1
+        kind = SASS_CLASSES.get(m.group(1))
+        if kind:
+            mix[kind] = mix.get(kind, 0) + 1
+    return mix if mix["total"] else {}
+
+
+def read_cubin_usage(cubin: bytes) -> dict:
+    """Registers, stack, static shared and local (spill) bytes from `cuobjdump -res-usage`."""
+    m = _RES.search(_cuobjdump(cubin, "-res-usage"))
     if not m:
         return {}
     reg, stack, shared, local = (int(g) for g in m.groups())
@@ -95,6 +118,9 @@ class NvidiaVendor(Vendor):
         return Resources(registers=regs, shared_bytes=shared, spill_bytes=usage.get("local", 0),
                          threads=warps * 32, programs_per_unit=per_sm, occupancy=min(occupancy, 1.0),
                          limiter=limiter, extra={"stack_bytes": usage.get("stack", 0)})
+
+    def instruction_mix(self, compiled, target) -> dict:
+        return sass_mix(compiled.asm["cubin"])
 
     def is_compile_error(self, exc: BaseException) -> bool:
         return "PTXAS" in str(exc).upper()  # ptxas refusing Triton's PTX surfaces as a RuntimeError
