@@ -57,7 +57,7 @@ def _timer():
 
 
 def _kernel(entry):
-    from kt_cli.artifact import read
+    from kt_cli.artifact.store import read
     from kt_cli.kernel import Kernel, KernelSource
 
     manifest = read(entry["artifact"])

@@ -6,9 +6,9 @@ Tunes recipes/dsl_example.toml (a memory-bound kernel), then makes a second arti
 re-reads a fraction of its x blocks (--inject, default 16 in 100) from a far-away address: more DRAM
 traffic, a real slowdown in the kernel itself (same manifest, so the same stored kernel/reference
 ratio, source re-signed). Each run is one check's measurement of one artifact in a fresh worker
-process, as each CI job's `kt check` is (verification, then kt_cli.check.BLOCKS blocks of ROUNDS
+process, as each CI job's `kt check` is (verification, then kt_cli.reports.check.BLOCKS blocks of ROUNDS
 interleaved kernel/reference pairs); runs alternate between the two artifacts. Each run is decided at
-the thresholds given (kt_cli.check.decide: a regression when the 95% interval's low end exceeds
+the thresholds given (kt_cli.reports.check.decide: a regression when the 95% interval's low end exceeds
 1 + the threshold). The raw samples and the GPU's clocks (nvidia-smi, when present) before each run go
 into the JSON, so other decision rules can be tried on the same measurements.
 """
@@ -67,9 +67,9 @@ def main() -> None:
     parser.add_argument("--json", required=True)
     args = parser.parse_args()
 
-    from kt_cli import artifact
-    from kt_cli.check import LiveSamples, decide
-    from kt_cli.recipe import load_recipe
+    from kt_cli.artifact import store as artifact
+    from kt_cli.reports.check import LiveSamples, decide
+    from kt_cli.recipe.parse import load_recipe
     from kt_cli.tune import tune
 
     work = Path(tempfile.mkdtemp())

@@ -46,10 +46,10 @@ def measured_trials() -> list[dict]:
 def features(record: dict) -> dict:
     """The static features of one point for its device's target, or the reason there are none."""
     from kt_cli import plugins
-    from kt_cli.execute import compile_candidate
-    from kt_cli.recipe import load_recipe
+    from kt_cli.evaluate.requests import compile_candidate
+    from kt_cli.recipe.parse import load_recipe
     from kt_cli.types import Candidate
-    from kt_cli.worker import WorkerFailure
+    from kt_cli.evaluate.failure import WorkerFailure
 
     recipe = load_recipe(ROOT / "recipes" / f"{record['recipe']}.toml")
     source = plugins.generators()[recipe.generator].build(recipe.kernel, recipe.path)

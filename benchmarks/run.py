@@ -41,7 +41,7 @@ def environment() -> dict:
 
 def ceilings() -> dict:
     from kt_cli.plugins import devices
-    from kt_cli.worker import Worker
+    from kt_cli.evaluate.pool import Worker
 
     device = devices()[0]
     with Worker() as worker:
@@ -49,8 +49,9 @@ def ceilings() -> dict:
 
 
 def tune_recipe(name: str, trials: int, out: Path, profile: int = 0) -> dict:
-    from kt_cli.recipe import load_recipe
-    from kt_cli.tune import default_storage, tune
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.search.plan import default_storage
+    from kt_cli.tune import tune
 
     recipe = load_recipe(ROOT / "recipes" / f"{name}.toml")
     started, wall_start = time.perf_counter(), datetime.datetime.now()
@@ -95,11 +96,11 @@ def found_after(storage_url: str, wall_start) -> dict:
 
 def stability(artifact: str, processes: int, shapes: int) -> list[dict]:
     """The best config of each problem re-measured in `processes` fresh worker processes."""
-    from kt_cli.artifact import read
+    from kt_cli.artifact.store import read
     from kt_cli.kernel import KernelSource
     from kt_cli.plugins import devices, target
     from kt_cli.types import Candidate
-    from kt_cli.worker import Worker
+    from kt_cli.evaluate.pool import Worker
 
     manifest = read(artifact)
     source = KernelSource(str(Path(artifact) / manifest["kernel"]["source_file"]), manifest["kernel"]["generator"],
@@ -114,7 +115,7 @@ def stability(artifact: str, processes: int, shapes: int) -> list[dict]:
         medians = []
         for _ in range(processes):
             with Worker() as worker:
-                result = worker.call("measure", {"source": source, "candidate": candidate, "target": target(device.target),
+                result = worker.call("verify_and_time", {"source": source, "candidate": candidate, "target": target(device.target),
                                                  "seed": 1, "tolerance": None,
                                                  "verify_shapes": entry["verification"].get("shapes", [])[-1:]}, 600)
             medians.append(result["stats"]["median"])

@@ -26,7 +26,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 def run_once(recipe: Path, workers: int, trials: int, target: str | None) -> dict:
     import optuna
 
-    from kt_cli.search import evaluated, open_storage
+    from kt_cli.search.storage import evaluated, open_storage
 
     with tempfile.TemporaryDirectory(prefix="kt-scale-bench-") as tmp:
         storage = f"sqlite:///{tmp}/study.db"

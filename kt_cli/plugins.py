@@ -20,7 +20,6 @@ DEFAULT_PLUGINS = (
     "kt_dsl",
     "kt_cli.commands",
     "kt_llm",
-    "kt_cli.status",
 )
 KT_DISTRIBUTION = "kt-tune"  # entry points of kt's own distribution are built-ins
 # Set to 1 to load only kt's built-in plugins (a broken third-party plugin can then be bypassed).

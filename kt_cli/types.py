@@ -107,3 +107,11 @@ class TrialResult:
 def shape_key(shape: dict[str, int]) -> str:
     """A stable text key for a problem shape: `M=4096,N=4096`."""
     return ",".join(f"{k}={v}" for k, v in shape.items())
+
+
+def failure_counts(results) -> dict[str, int]:
+    """How many of `results` ended in each failure kind ("ok" included)."""
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.failure_kind] = counts.get(r.failure_kind, 0) + 1
+    return counts

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from kt_cli.evaluate.timing import Stats
+    from kt_cli.evaluate.evaluator.timing import Stats
     from kt_cli.types import Device, Resources, TargetSpec
 
 
@@ -67,7 +67,7 @@ class DeviceRuntime(Protocol):
 
 @runtime_checkable
 class Timer(Protocol):
-    """Times callables on a present device (kt_cli.evaluate.timing.EventTimer is the usual one)."""
+    """Times callables on a present device (kt_cli.evaluate.evaluator.timing.EventTimer is the usual one)."""
 
     name: str
 

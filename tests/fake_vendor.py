@@ -104,7 +104,7 @@ class FakeVendor(Vendor):
         return CpuRuntime()
 
     def timer(self, device: Device):
-        from kt_cli.measure import EventTimer
+        from kt_cli.evaluate.timing import EventTimer
 
         return EventTimer(self.runtime(), flush_bytes=1 << 20, rel_ci=0.05, max_seconds=0.3, name="fake-cpu-clock")
 

@@ -16,9 +16,7 @@ SCALED_ADD = (ROOT / "recipes" / "examples" / "scaled_add.py").read_text()
 def kt(*args: str):
     """Run the kt CLI in-process; returns click's Result (exit_code, stdout, stderr)."""
     from kt_cli.cli import cli
-    from kt_cli.plugins import load_plugins
 
-    load_plugins().hook.kt_register_commands(cli=cli)  # as main() does: every command, the plugins' too
     return CliRunner().invoke(cli, [str(a) for a in args])
 
 

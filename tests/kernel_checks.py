@@ -8,7 +8,7 @@ import functools
 from kt_cli.kernel import KernelSource
 from kt_cli.plugins import target as target_spec
 from kt_cli.types import Candidate
-from kt_cli.worker import Worker
+from kt_cli.evaluate.pool import Worker
 
 _workers: dict = {}
 
@@ -34,36 +34,36 @@ def template(name: str) -> KernelSource:
     return TemplatesGenerator().build({"generator": "templates", "name": name}, Path("test.toml"))
 
 
-def probe(name: str, dtype: str, shapes: list) -> dict:
-    return worker(True).call("probe", {"source": template(name), "dtype": dtype, "shapes": shapes,
+def inspect_module(name: str, dtype: str, shapes: list) -> dict:
+    return worker(True).call("inspect_module", {"source": template(name), "dtype": dtype, "shapes": shapes,
                                        "verify_shapes": []}, 300)
 
 
 def first_valid_params(name: str, dtype: str, shape: dict, target: str, extra: dict | None = None) -> dict:
     """The first point of the template's default space that meets its constraints for `target`."""
-    from kt_cli.space import SearchSpace, compile_constraint, constraint_env, parse_param
+    from kt_cli.recipe.space import SearchSpace, compile_constraint, constraint_env, parse_param
 
-    info = probe(name, dtype, [shape])
+    info = inspect_module(name, dtype, [shape])
     spec = target_spec(target)
     params = [parse_param(k, v, k) for k, v in info["space"].items() if not isinstance(v, dict)]
     names = {p.name for p in params} | set(shape) | set(spec.properties) | {"dtype_bytes"}
     space = SearchSpace(tuple(params), tuple(compile_constraint(c, "c", names) for c in info["constraints"]))
-    from kt_cli.recipe import DTYPES
+    from kt_cli.recipe.parse import DTYPES
 
-    for point in space.points():
-        point.update(extra or {})
-        if space.violated(constraint_env(point, shape, spec.properties, DTYPES[dtype])) is None:
-            return point
+    env_of = lambda point: constraint_env({**point, **(extra or {})}, shape, spec.properties, DTYPES[dtype])  # noqa: E731
+    point = next(space.valid_points(env_of), None)
+    if point is not None:
+        return {**point, **(extra or {})}
     raise AssertionError(f"no valid point of {name}'s space for {target} {shape}")
 
 
 def verify(name: str, dtype: str, params: dict, shapes: list | None = None) -> dict:
     """Interpreter verification (raises WorkerFailure(kind='wrong') on a wrong result)."""
-    from kt_cli.execute import split_params
+    from kt_cli.evaluate.requests import split_params
 
     kernel_params, _ = split_params(params, ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu",
                                              "matrix_instr_nonkdim", "kpack"))
-    shapes = shapes or probe(name, dtype, [])["verify_shapes"]
+    shapes = shapes or inspect_module(name, dtype, [])["verify_shapes"]
     return worker(True).call("verify", {"source": template(name), "params": kernel_params, "options": {},
                                         "shapes": shapes, "dtype": dtype, "seed": 0, "tolerance": None}, 600)
 

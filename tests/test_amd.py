@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from kt_cli.cli import cli
 from kt_cli.plugins import load_plugins, target
-from kt_cli.worker import WorkerFailure
+from kt_cli.evaluate.failure import WorkerFailure
 from tests.kernel_checks import compile_for, first_valid_params, stop_workers
 from vendor_amd.occupancy import unified_vgprs, waves_per_simd, waves_per_simd_by_registers, workgroups_per_cu
 
@@ -53,7 +53,7 @@ def test_fp8_e4m3_property_matches_the_matrix_instruction_triton_emits(arch):
     import triton
     import triton.language as tl
 
-    from kt_cli.triton_compile import cross_compile
+    from kt_cli.evaluate.cross_compile import cross_compile
 
     @triton.jit
     def dot(a_ptr, b_ptr, c_ptr, B: tl.constexpr):
@@ -216,7 +216,7 @@ def test_an_amd_knob_at_the_top_level_of_the_space_is_refused(tmp_path):
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("name", _library())
 def test_every_library_kernel_cross_compiles_for_amd(name, arch):
-    from kt_cli.recipe import load_recipe
+    from kt_cli.recipe.parse import load_recipe
 
     recipe = load_recipe(ROOT / "recipes" / f"{name}.toml")  # the problem a user would tune
     shape, dtype = recipe.problem.shapes[0], recipe.problem.dtype

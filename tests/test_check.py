@@ -6,7 +6,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from kt_cli.check import decide, parse_threshold
+from kt_cli.reports.check import decide, parse_threshold
 from kt_cli.errors import BadInput
 from tests.recorded import amd_artifact, kt_cli_runner, nvidia_artifact, paired_samples, recording, tamper
 

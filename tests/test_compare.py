@@ -127,7 +127,7 @@ def test_a_tampered_or_incompatible_artifact_is_refused_in_one_line(kt, two_vend
 
 def test_a_real_static_mode_artifact_compares_checks_and_loads(kt, tmp_path):
     """kt tune's own artifact (no GPU: cross-compiled, estimated) through compare, check and load."""
-    from kt_cli.runtime import load
+    from kt_cli.artifact.runtime import load
 
     recipe = tmp_path / "softmax.toml"
     recipe.write_text(

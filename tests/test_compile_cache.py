@@ -28,7 +28,7 @@ def _keys(name, dtype, shape, params, options):
     from triton.compiler.compiler import get_cache_key
     from triton.runtime.jit import create_function_from_signature
 
-    from kt_cli.execute import split_params
+    from kt_cli.evaluate.requests import split_params
 
     target = GPUTarget("cuda", 90, 32)
     backend = make_backend(target)

@@ -6,7 +6,7 @@ import json
 
 import optuna
 
-from kt_cli.search import Ledger
+from kt_cli.search.ledger import Ledger
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

@@ -4,11 +4,11 @@ verification on ragged shapes, cross-compilation for nvidia and amd, constraints
 import pytest
 
 from kt_cli.plugins import target as target_spec
-from kt_cli.recipe import DTYPES, load_recipe
-from kt_cli.space import check_feasible, compile_constraint, constraint_env
-from kt_cli.tune import build_space
+from kt_cli.recipe.parse import DTYPES, load_recipe
+from kt_cli.recipe.space import check_feasible, compile_constraint, constraint_env
+from kt_cli.search.plan import build_space
 from tests.conftest import ROOT
-from tests.kernel_checks import compile_for, first_valid_params, probe, stop_workers, verify
+from tests.kernel_checks import compile_for, first_valid_params, inspect_module, stop_workers, verify
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -102,7 +102,7 @@ def test_first_valid_point_cross_compiles(name, dtype, shape, target):
 
 def _sm90_ptx(name: str, shape: dict, params: dict, options: dict) -> str:
     from kt_cli.kernel import Kernel, record_launches, signature_of
-    from kt_cli.triton_compile import cross_compile
+    from kt_cli.evaluate.cross_compile import cross_compile
     from tests.kernel_checks import template
 
     launch = record_launches(Kernel.load(template(name)), shape, "bfloat16", params, options)[0]
@@ -135,7 +135,7 @@ def test_attention_tma_variant_cross_compiles_to_tensor_copies_for_hopper():
                                                                        "num_stages": 2, "TMA": 1})
     assert out["programs"] == 32 * 4 * 32 and out["resources"]["spill_bytes"] == 0
     rule = "TMA == 0 or tma == 1"
-    assert rule in probe("attention", "bfloat16", [shape])["constraints"]
+    assert rule in inspect_module("attention", "bfloat16", [shape])["constraints"]
     point = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "TMA": 1}
     assert _first_broken_constraint("attention", "bfloat16", shape, "nvidia:sm_80", point) == rule
     assert _first_broken_constraint("attention", "bfloat16", shape, "nvidia:sm_90", point) is None
@@ -145,7 +145,7 @@ def _first_broken_constraint(name, dtype, shape, target, point):
     spec = target_spec(target)
     names = set(point) | set(shape) | set(spec.properties) | {"dtype_bytes"}
     env = constraint_env(point, shape, spec.properties, DTYPES[dtype])
-    for text in probe(name, dtype, [shape])["constraints"]:
+    for text in inspect_module(name, dtype, [shape])["constraints"]:
         if not compile_constraint(text, name, names).holds(env):
             return text
     return None
@@ -182,7 +182,7 @@ def test_split_k_is_pruned_where_tiles_already_fill_the_gpu():
                                     "attention_gqa", "lstm", "gru"])
 def test_library_recipe_has_valid_points_for_every_target_and_shape(recipe):
     r = load_recipe(ROOT / "recipes" / f"{recipe}.toml")
-    info = probe(r.kernel["name"], r.problem.dtype, list(r.problem.shapes))
+    info = inspect_module(r.kernel["name"], r.problem.dtype, list(r.problem.shapes))
     assert all(f > 0 for f in info["flops"]) and all(b > 0 for b in info["bytes"])
     for name in r.targets:
         spec = target_spec(name)

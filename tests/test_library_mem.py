@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from kt_cli.kernel import KernelSource, Tensors, import_module
-from kt_cli.recipe import load_recipe
-from kt_cli.worker import WorkerFailure
+from kt_cli.recipe.parse import load_recipe
+from kt_cli.evaluate.failure import WorkerFailure
 from tests.kernel_checks import compile_for, first_valid_params, stop_workers, template, verify, worker
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -119,7 +119,7 @@ def test_missing_key_variable_is_a_one_line_error(tmp_path, monkeypatch):
 
 
 def test_shipped_recipe_parses():
-    from kt_cli.recipe import load_recipe
+    from kt_cli.recipe.parse import load_recipe
 
     root = Path(__file__).resolve().parent.parent
     recipe = load_recipe(root / "recipes" / "llm_softmax.toml")
@@ -134,8 +134,9 @@ def test_shipped_recipe_parses():
 def workers(tmp_path_factory):
     """One evaluator (compile and interpreter workers) shared by the loop tests, as kt tune would make."""
     from kt_cli.kernel import KernelSource
-    from kt_cli.recipe import load_recipe
-    from kt_cli.tune import BuildContext, plan_targets
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.generate import BuildContext
+    from kt_cli.search.plan import plan_targets
     from kt_llm.task import resolve_task
 
     root = tmp_path_factory.mktemp("llm")

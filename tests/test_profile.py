@@ -44,7 +44,7 @@ def test_llm_prompt_carries_profiler_counters_where_the_vendor_gives_them():
 def test_profile_candidate_asks_the_vendor_for_the_kernel_names(plugin, tmp_path):
     from kt_cli.hookspecs import hookimpl
     from kt_cli.kernel import KernelSource
-    from kt_cli.profile import profile_candidate
+    from kt_cli.evaluate.profile import profile_candidate
     from kt_cli.types import TrialResult
     from tests.fake_vendor import FakeVendor
     from tests.helpers import ROOT
@@ -66,6 +66,6 @@ def test_profile_candidate_asks_the_vendor_for_the_kernel_names(plugin, tmp_path
     trial = TrialResult("ok", {"BLOCK": 1024, "num_warps": 4}, "fake:cpu", {"N": 4096}, "measured", value=1e-5)
     device = ProfilingVendor().detect_devices()[0]
     assert profile_candidate(source, device, trial, "float32") == {"achieved_occupancy_pct": 50.0}
-    assert seen["kernel_names"] == ["scaled_add"] and seen["command"][1:3] == ["-m", "kt_cli.profile"]
+    assert seen["kernel_names"] == ["scaled_add"] and seen["command"][1:3] == ["-m", "kt_cli.evaluate.profile"]
     spec = __import__("json").loads(open(seen["command"][3]).read())
     assert spec["params"] == {"BLOCK": 1024} and spec["options"] == {"num_warps": 4}  # launch options apart

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kt_cli.errors import BadInput
-from kt_cli.runtime import load, select, shape_distance
+from kt_cli.artifact.runtime import load, select, shape_distance
 from tests.helpers import process_env
 from tests.recorded import H100, MI300X, amd_artifact, entry, kt_cli_runner, nvidia_artifact, tamper, write_artifact
 

@@ -60,7 +60,7 @@ def _start_tune(recipe, out_dir, *extra):
 def _study(name):
     import optuna
 
-    from kt_cli.search import open_storage
+    from kt_cli.search.storage import open_storage
 
     storage = open_storage(POSTGRES_URL)
     names = [s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False)
@@ -69,7 +69,7 @@ def _study(name):
 
 
 def _evaluated(study):
-    from kt_cli.search import evaluated
+    from kt_cli.search.storage import evaluated
 
     return evaluated(study)
 
@@ -119,7 +119,7 @@ def test_three_processes_share_one_study_without_losing_or_repeating_a_trial(tmp
 def test_worker_killed_mid_trial_has_its_trial_retried_by_another(tmp_path):
     import optuna
 
-    from kt_cli.search import CLAIM
+    from kt_cli.search.ledger import CLAIM
 
     name, recipe = _recipe(tmp_path)
     procs = {}
@@ -178,11 +178,13 @@ def test_concurrent_drivers_take_exactly_the_budget_of_distinct_points(tmp_path)
     """Four drivers of one study, slow candidates, a budget that does not divide among them: nobody
     overshoots the budget or evaluates a point another one has."""
     import threading
+    import types
 
     import optuna
 
-    from kt_cli.search import StudyRun, evaluated, open_storage
-    from kt_cli.space import SearchSpace, parse_param
+    from kt_cli.recipe.space import SearchSpace, parse_param
+    from kt_cli.search.driver import StudyRun
+    from kt_cli.search.storage import evaluated, open_storage
     from kt_cli.types import TrialResult
 
     space = SearchSpace((parse_param("BLOCK", [16, 32, 64, 128, 256, 512], "t"),
@@ -193,13 +195,15 @@ def test_concurrent_drivers_take_exactly_the_budget_of_distinct_points(tmp_path)
         time.sleep(0.3)
         return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "estimated", value=params["BLOCK"] * 1e-6)
 
+    # what the driver asks of a study's problem (kt_cli.search.studies.ProblemPlan)
+    problem = types.SimpleNamespace(
+        space=space, env=lambda p: p, evaluate=evaluate,
+        invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1}, "estimated"))
     errors = []
 
     def drive(seed):
         try:
-            StudyRun("s", open_storage(url), space, env=lambda p: p, evaluate=evaluate,
-                     invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1}, "estimated"),
-                     budget=5, sampler="random", seed=seed).run(None)
+            StudyRun("s", open_storage(url), problem, budget=5, sampler="random", seed=seed).run(None)
         except BaseException as exc:  # reported below: a thread's exception would be lost
             errors.append(exc)
 
@@ -218,7 +222,7 @@ def test_workers_share_the_default_study_and_the_parent_writes_the_artifact(tmp_
     """Static mode (no GPU): `--workers 2` runs two evaluators on the CPU against one study."""
     import optuna
 
-    from kt_cli.search import evaluated, open_storage
+    from kt_cli.search.storage import evaluated, open_storage
 
     name, recipe = _recipe(tmp_path)
     env = process_env(PYTHONWARNINGS="ignore")
@@ -259,7 +263,7 @@ class FakeGpus:
 
 def test_workers_are_pinned_one_per_gpu_through_the_vendor_plugin(plugin):
     from kt_cli.errors import BadInput
-    from kt_cli.scale import worker_count, worker_envs
+    from kt_cli.search.scale import worker_count, worker_envs
 
     assert worker_count("auto") == 1  # no GPU on this host
     plugin(FakeGpus(), "fake-gpus")
@@ -283,8 +287,9 @@ def test_journal_study_retries_a_trial_left_running_by_a_dead_process(tmp_path):
     """Journal files have no heartbeats: a trial whose process on this host is gone is failed and retried."""
     import optuna
 
-    from kt_cli.recipe import load_recipe
-    from kt_cli.search import CLAIM, HOST, evaluated
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.search.ledger import CLAIM
+    from kt_cli.search.storage import HOST, evaluated
     from kt_cli.tune import tune
 
     _, recipe_path = _recipe(tmp_path)

@@ -2,8 +2,8 @@
 
 import random
 
-from kt_cli.format import timing_flags
-from kt_cli.measure import EventTimer, block_bootstrap_median_ci, quantile, sample_until_tight
+from kt_cli.reports.format import timing_flags
+from kt_cli.evaluate.timing import EventTimer, block_bootstrap_median_ci, quantile, sample_until_tight
 from tests.fake_vendor import CpuRuntime
 
 

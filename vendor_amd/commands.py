@@ -15,8 +15,8 @@ def rocprof_time(name_contains, as_json, command):
 
     from tabulate import tabulate
 
-    from kt_cli.format import seconds
-    from kt_cli.measure import summarize
+    from kt_cli.reports.format import seconds
+    from kt_cli.evaluate.timing import summarize
     from vendor_amd.rocprof import durations, trace_command
 
     rows = []

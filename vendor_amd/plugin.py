@@ -111,7 +111,7 @@ class AmdVendor(Vendor):
         return knobs.why_unrunnable(params, target.arch, target.properties)
 
     def compile(self, fn, signature, constexprs, options, target):
-        from kt_cli.triton_compile import cross_compile
+        from kt_cli.evaluate.cross_compile import cross_compile
 
         return cross_compile(fn, signature, constexprs, options, "hip", target.arch, target.properties["wavefront"])
 
@@ -148,7 +148,7 @@ class AmdVendor(Vendor):
         return TorchCudaRuntime()
 
     def timer(self, device: Device):
-        from kt_cli.measure import EventTimer
+        from kt_cli.evaluate.timing import EventTimer
 
         return EventTimer(self.runtime(), flush_bytes=flush_bytes(device), name="hip-events")
 

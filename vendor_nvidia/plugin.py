@@ -103,7 +103,7 @@ class NvidiaVendor(Vendor):
         return [target_spec(arch) for arch in ARCHS]
 
     def compile(self, fn, signature, constexprs, options, target):
-        from kt_cli.triton_compile import cross_compile
+        from kt_cli.evaluate.cross_compile import cross_compile
 
         return cross_compile(fn, signature, constexprs, options, "cuda", int(target.arch.split("_")[1]), 32)
 
@@ -154,7 +154,7 @@ class NvidiaVendor(Vendor):
         return TorchCudaRuntime()
 
     def timer(self, device: Device):
-        from kt_cli.measure import EventTimer
+        from kt_cli.evaluate.timing import EventTimer
 
         l2 = device.info.get("l2_bytes") or ARCHS.get(device.target.split(":")[1], {}).get("l2_bytes", 64 * 2**20)
         return EventTimer(self.runtime(), flush_bytes=max(2 * l2, 64 * 2**20), name="cuda-events")

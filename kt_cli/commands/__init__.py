@@ -1,5 +1,5 @@
-"""kt's built-in report commands (compare, check, export), registered through `kt_register_commands`
-like any third-party plugin's commands."""
+"""kt's built-in commands, one module each, registered through `kt_register_commands` like any
+third-party plugin's commands."""
 
 from kt_cli.hookspecs import hookimpl
 
@@ -8,7 +8,12 @@ from kt_cli.hookspecs import hookimpl
 def kt_register_commands(cli):
     from kt_cli.commands.check import check
     from kt_cli.commands.compare import compare
+    from kt_cli.commands.devices import devices
     from kt_cli.commands.export import export
+    from kt_cli.commands.plugins import plugins_cmd
+    from kt_cli.commands.show import show
+    from kt_cli.commands.status import status
+    from kt_cli.commands.tune import tune
 
-    for command in (compare, check, export):
+    for command in (tune, show, check, compare, export, status, devices, plugins_cmd):
         cli.add_command(command)

@@ -18,7 +18,7 @@ def check(artifacts, threshold, junit, markdown_path, record, replay):
     """Re-verify and re-time ARTIFACTS' best configs here; fail on a wrong result or a real slowdown."""
     from tabulate import tabulate
 
-    from kt_cli import check as checking
+    from kt_cli.reports import check as checking
     from kt_cli.errors import BadInput, JobFailed
 
     if record and replay:

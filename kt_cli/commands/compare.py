@@ -2,7 +2,7 @@
 
 import click
 
-from kt_cli.compare import FORMATS
+from kt_cli.reports.compare import FORMATS
 
 
 @click.command()
@@ -12,7 +12,7 @@ from kt_cli.compare import FORMATS
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Write a % of peak bar chart (PNG).")
 def compare(artifacts, vendors, fmt, plot_path):
     """Join ARTIFACTS (NAME.kt or directories of them) per kernel and problem across vendors."""
-    from kt_cli import compare as comparing
+    from kt_cli.reports import compare as comparing
 
     asked = [v.strip() for v in vendors.split(",") if v.strip()] if vendors else None
     result = comparing.compare(list(artifacts), asked)

@@ -14,7 +14,7 @@ FORMATS = ("triton-configs",)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
 def export(artifact, fmt, out):
     """Write ARTIFACT's tuned configs for another tool: triton.Config lists for @triton.autotune."""
-    from kt_cli.runtime import triton_configs
+    from kt_cli.artifact.export import triton_configs
 
     text = triton_configs(artifact)
     if out:

@@ -1,5 +1,5 @@
 """The propose -> gate -> compile -> verify -> measure/estimate -> feedback loop. Every proposal runs only
-in kt's worker processes (through kt_cli.evaluate.Evaluator); this process only parses it."""
+in kt's worker processes (through kt_cli.evaluate.evaluator.Evaluator); this process only parses it."""
 
 from __future__ import annotations
 
@@ -164,7 +164,7 @@ class Loop:
 
         self.ev.use(source)
         try:
-            info = self.ev.probe(self.shapes)
+            info = self.ev.inspect_module(self.shapes)
         except BadInput as exc:
             # a module that does not import or lacks a protocol function is the model's compile error;
             # a hang or a crash while importing keeps its own kind
@@ -184,7 +184,7 @@ class Loop:
                 figures.update(params=params, seconds=result.value, resources=result.resources,
                                fraction_of_peak=result.stats.get("fraction_of_peak"))
                 if result.ok and plan.mode == "measured":
-                    from kt_cli.profile import profile_candidate
+                    from kt_cli.evaluate.profile import profile_candidate
 
                     figures["profiler"] = profile_candidate(source, plan.device, result, self.recipe.problem.dtype)
                 if result.ok:
@@ -207,13 +207,12 @@ class Loop:
 
 def first_point(recipe, info: dict, plan, shape: dict) -> dict:
     """The first point of the module's SPACE that meets its CONSTRAINTS for this target and shape."""
-    from kt_cli.space import constraint_env
-    from kt_cli.tune import build_space
+    from kt_cli.recipe.space import constraint_env
+    from kt_cli.search.plan import build_space
 
     space = build_space(recipe, info["space"], info["constraints"], plan.spec, set(shape))
-    for index, point in enumerate(space.points()):
-        if index >= 100_000:
-            break
-        if space.violated(constraint_env(point, shape, plan.spec.properties, recipe.problem.dtype_bytes)) is None:
-            return point
+    env_of = lambda point: constraint_env(point, shape, plan.spec.properties, recipe.problem.dtype_bytes)  # noqa: E731
+    point = next(space.valid_points(env_of, max_points=100_000), None)
+    if point is not None:
+        return point
     raise BadInput(f"no point of SPACE meets CONSTRAINTS for {plan.spec.name} {shape}")

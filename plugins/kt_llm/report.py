@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from kt_cli.types import failure_counts
+
 
 def summary(loop) -> dict:
     rounds = loop.rounds
@@ -29,13 +31,10 @@ def summary(loop) -> dict:
 
     best_value = best.best_value() if best else None
     proficient = [r for r in rounds[:10] if r.correct and r.best_value() <= 2 * best_value] if best else []
-    kinds: dict = {}
-    for r in rounds:
-        kinds[r.failure_kind] = kinds.get(r.failure_kind, 0) + 1
     return {
         "model": loop.config.model, "mode": loop.config.mode, "task": loop.task.name,
         "speed_is_estimate": loop.estimated,
-        "proposals": len(rounds), "kinds": kinds,
+        "proposals": len(rounds), "kinds": failure_counts(rounds),
         "correct_rate": len(correct) / len(rounds) if rounds else 0.0,
         "fast_1": fast(1.0), "fast_1.5": fast(1.5),
         "proficiency_at_10": len(proficient) / 10,

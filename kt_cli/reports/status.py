@@ -1,20 +1,11 @@
 """`kt status`: how far a (possibly shared) study has come: trials done, running and failed per host
-and worker process, and the best so far. A built-in plugin: it adds its command through the same
-hook third-party plugins use."""
+and worker process, and the best so far."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import click
-
 from kt_cli.errors import BadInput
-from kt_cli.hookspecs import hookimpl
-
-
-@hookimpl
-def kt_register_commands(cli):
-    cli.add_command(status)
 
 
 def find_studies(what: str, storage: str | None) -> tuple[str, list[str]]:
@@ -22,9 +13,9 @@ def find_studies(what: str, storage: str | None) -> tuple[str, list[str]]:
     such as the recipe's name)."""
     import optuna
 
-    from kt_cli.artifact import MANIFEST, read
-    from kt_cli.scale import ARTIFACT_CLAIM
-    from kt_cli.search import open_storage
+    from kt_cli.artifact.store import MANIFEST, read
+    from kt_cli.search.scale import ARTIFACT_CLAIM
+    from kt_cli.search.storage import open_storage
 
     if (Path(what) / MANIFEST).is_file():
         manifest = read(what)
@@ -52,7 +43,7 @@ def summarize(study) -> dict:
     running trials; and the best ok trial so far."""
     import optuna
 
-    from kt_cli.search import trial_result
+    from kt_cli.search.storage import trial_result
 
     state = optuna.trial.TrialState
     workers: dict = {}
@@ -82,35 +73,3 @@ def summarize(study) -> dict:
                                            "params": best.params, "trial": best.number,
                                            "host": best.user_attrs.get("host"), "pid": best.user_attrs.get("pid")},
     }
-
-
-@click.command()
-@click.argument("study_or_artifact")
-@click.option("--storage", help="Optuna storage URL (default: the one the artifact records).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def status(study_or_artifact, storage, as_json):
-    """Trials done, running and failed per host and worker, and the best so far, of a study that may
-    still be running (STUDY_OR_ARTIFACT: an artifact directory, a study name or a recipe name)."""
-    import json
-
-    import optuna
-    from tabulate import tabulate
-
-    from kt_cli.format import params, seconds
-    from kt_cli.search import open_storage
-
-    url, names = find_studies(study_or_artifact, storage)
-    store = open_storage(url)
-    summaries = [summarize(optuna.load_study(study_name=n, storage=store)) for n in names]
-    if as_json:
-        click.echo(json.dumps(summaries, indent=2, sort_keys=True, default=str))
-        return
-    for s in summaries:
-        done = sum(w["done"] for w in s["workers"])
-        click.echo(f"{s['study']}: evaluated {done}" + (f" of {s['budget']}" if s["budget"] else ""))
-        click.echo(tabulate([[w["host"], w["pid"], w["done"], w["failed"], w["running"]] for w in s["workers"]],
-                            headers=["host", "pid", "done", "failed", "running"]))
-        best = s["best"]
-        click.echo("best: none yet\n" if best is None else
-                   f"best: {seconds(best['value'], best['mode'])}  {params(best['params'])}  (trial {best['trial']}, "
-                   f"{best['host']} pid {best['pid']})\n")

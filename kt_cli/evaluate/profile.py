@@ -1,7 +1,7 @@
 """`kt tune --profile K`: the best K candidates of each measured problem, run once more under the
 vendor's profiler (`Vendor.profile`); the counters go into the artifact and `kt show`.
 
-The profiled process is `python -m kt_cli.profile SPEC.json`: it loads the kernel module, makes the
+The profiled process is `python -m kt_cli.evaluate.profile SPEC.json`: it loads the kernel module, makes the
 inputs and launches the candidate a few times, nothing else, so the profiler sees only its kernels."""
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ def profile_candidate(source, device, trial, dtype: str) -> dict | None:
     """Profiler counters of one measured candidate on `device`: None when its vendor has no profiler
     here; {"error": ...} when the profiler failed (a profile is extra: the run goes on)."""
     from kt_cli import plugins
-    from kt_cli.execute import split_params
+    from kt_cli.evaluate.requests import split_params
 
     params, options = split_params(trial.params, plugins.target(trial.target).launch_options)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump({"source": source.path, "functions": source.functions, "shape": trial.shape, "dtype": dtype,
                    "params": params, "options": options, "vendor": device.vendor}, f)
-    command = [sys.executable, "-m", "kt_cli.profile", f.name]
+    command = [sys.executable, "-m", "kt_cli.evaluate.profile", f.name]
     try:
         return plugins.vendor(device.vendor).profile(device, command, _jit_names(source))
     except (RuntimeError, OSError, subprocess.SubprocessError) as exc:

@@ -185,6 +185,16 @@ class SearchSpace:
         return None
 
 
+    def valid_points(self, env_of, max_points: int | None = None):
+        """The points, in order, that meet every constraint; `env_of(point)` gives the names a constraint
+        sees (see constraint_env). At most `max_points` points are looked at."""
+        for index, point in enumerate(self.points()):
+            if max_points is not None and index >= max_points:
+                return
+            if self.violated(env_of(point)) is None:
+                yield point
+
+
 def constraint_env(params: dict, shape: dict, properties: dict, dtype_bytes: int) -> dict:
     return {**properties, **shape, "dtype_bytes": dtype_bytes, **params}
 

@@ -10,16 +10,9 @@ import signal
 import traceback
 from typing import Any
 
+from kt_cli.evaluate.failure import WorkerFailure
+
 STARTUP_TIMEOUT = 300.0  # importing torch and triton on a cold, busy machine
-
-
-class WorkerFailure(Exception):
-    """A call that did not return a value. `kind` is a failure kind (crash, timeout, compile_error,
-    wrong, invalid) or "bad_input" for a kernel module that cannot be used at all."""
-
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.kind, self.message = kind, message
 
 
 def _serve(conn, env: dict) -> None:
@@ -28,7 +21,7 @@ def _serve(conn, env: dict) -> None:
 
     sys.stdout = sys.stderr  # a kernel's prints must not mix with the parent's progress output
     try:
-        from kt_cli import execute
+        from kt_cli.evaluate import requests as execute
     except BaseException as exc:  # pragma: no cover - reported to the parent as a crash
         conn.send(("error", ("crash", f"worker could not start: {exc!r}")))
         return

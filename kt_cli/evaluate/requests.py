@@ -7,14 +7,14 @@ import time
 
 from kt_cli.kernel import Kernel, KernelModuleError, record_launches, signature_of
 from kt_cli.types import Resources
-from kt_cli.worker import WorkerFailure
+from kt_cli.evaluate.failure import WorkerFailure
 
 _kernels: dict = {}
 _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen for that problem
 
 
 def dispatch(op: str, payload: dict):
-    return {"probe": probe, "compile": compile_candidate, "verify": verify, "measure": measure, "ceilings": ceilings,
+    return {"inspect_module": inspect_module, "compile": compile_candidate, "verify": verify, "verify_and_time": verify_and_time, "ceilings": ceilings,
             "recheck": recheck}[op](**payload)
 
 
@@ -35,7 +35,7 @@ def split_params(params: dict, launch_options: tuple) -> tuple[dict, dict]:
     return kernel, options
 
 
-def probe(source, dtype: str, shapes: list, verify_shapes: list) -> dict:
+def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dict:
     """Check that the module imports and its reference runs; return its defaults."""
     kernel = _kernel(source)
     from kt_cli.kernel import Tensors
@@ -79,7 +79,8 @@ def output_bytes(kernel, shape: dict, dtype: str) -> float:
 def compile_candidate(source, candidate, target) -> dict:
     """Cross-compile every launch of the candidate for `target`, read its resources and, in static
     mode, estimate its time. Raises WorkerFailure(invalid/compile_error)."""
-    from kt_cli import costmodel, plugins
+    from kt_cli import plugins
+    from kt_cli.evaluate import estimate as costmodel
 
     vendor = plugins.vendor(target.vendor)
     _refuse_unrunnable(vendor, candidate.params, target)
@@ -138,8 +139,8 @@ def limit_breach(resources: Resources, target) -> str:
 
 def verify(source, params: dict, options: dict, shapes: list, dtype: str, seed: int, tolerance) -> dict:
     """Correctness on the CPU (a worker started with TRITON_INTERPRET=1) or on the worker's device."""
-    from kt_cli.interpreter_fixes import apply as fix_interpreter
-    from kt_cli.verify import WrongResult, verify_candidate
+    from kt_cli.evaluate.interpreter_fixes import apply as fix_interpreter
+    from kt_cli.evaluate.verify import WrongResult, verify_candidate
 
     fix_interpreter()
     kernel = _kernel(source)
@@ -159,7 +160,7 @@ def _present(vendor, target, index: int | None = None):
 
 
 def _verify_on_device(kernel, params, options, shapes, dtype, runtime, seed, tolerance, vendor):
-    from kt_cli.verify import WrongResult, verify_candidate
+    from kt_cli.evaluate.verify import WrongResult, verify_candidate
 
     try:
         return verify_candidate(kernel, params, options, shapes, dtype, runtime.torch_device, seed, tolerance,
@@ -170,7 +171,7 @@ def _verify_on_device(kernel, params, options, shapes, dtype, runtime, seed, tol
         raise _classify_launch_error(exc, vendor) from None
 
 
-def measure(source, candidate, target, seed: int, tolerance, verify_shapes: list) -> dict:
+def verify_and_time(source, candidate, target, seed: int, tolerance, verify_shapes: list) -> dict:
     """Measured mode: verify on the device (the problem itself and a small odd shape), then time the
     candidate interleaved with the baseline op on the same inputs, by the one method chosen for this
     problem, re-poisoning the outputs before every batch and checking what the last batch left."""
@@ -210,7 +211,7 @@ def _problem_method(timer, key: tuple, baseline) -> str:
 
 
 def _poison_outputs(inputs: dict, outputs: tuple) -> None:
-    from kt_cli.verify import poison
+    from kt_cli.evaluate.verify import poison
 
     for name in outputs:
         poison(inputs[name])
@@ -219,7 +220,7 @@ def _poison_outputs(inputs: dict, outputs: tuple) -> None:
 def _check_timed_outputs(kernel, inputs: dict, outputs: tuple, tolerance: float) -> None:
     """What the last timed batch left (outputs poisoned before it) must be right: a kernel that works
     only on some calls does not get a time."""
-    from kt_cli.verify import WrongResult, relative_error
+    from kt_cli.evaluate.verify import WrongResult, relative_error
 
     expected = kernel.reference({k: v for k, v in inputs.items() if k not in outputs})
     for name in outputs:

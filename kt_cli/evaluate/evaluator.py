@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 
 from kt_cli.errors import BadInput
 from kt_cli.types import Candidate, TargetSpec, TrialResult, shape_key
-from kt_cli.worker import WorkerFailure, WorkerPool
+from kt_cli.evaluate.failure import WorkerFailure
+from kt_cli.evaluate.pool import WorkerPool
 
 if TYPE_CHECKING:
-    from kt_cli.recipe import Recipe
-    from kt_cli.tune import TargetPlan
+    from kt_cli.recipe.parse import Recipe
+    from kt_cli.search.plan import TargetPlan
 
 
 class Evaluator:
@@ -31,8 +32,8 @@ class Evaluator:
         self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})
         self.device_pools: dict[str, WorkerPool] = {}  # vendor name -> the worker that owns its device
         self._verified: dict = {}
-        self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from the probe
-        self.peak_dtype = recipe.problem.dtype  # which peak the kernel's FLOPs run at, from the probe
+        self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from inspect_module
+        self.peak_dtype = recipe.problem.dtype  # which peak the kernel's FLOPs run at, from inspect_module
 
     @property
     def in_flight(self) -> int:
@@ -57,13 +58,13 @@ class Evaluator:
 
     def use(self, source) -> None:
         """Evaluate another kernel module with the same (warm) workers; a generator that searches over
-        modules calls this, then probe(), once per module."""
+        modules calls this, then inspect_module(), once per module."""
         self.source, self._verified, self.counts = source, {}, {}
         self.verify_shapes = list(self.recipe.problem.verify_shapes)
 
-    def probe(self, shapes: list) -> dict:
+    def inspect_module(self, shapes: list) -> dict:
         try:
-            info = self.interpreter.call("probe", {"source": self.source, "dtype": self.recipe.problem.dtype,
+            info = self.interpreter.call("inspect_module", {"source": self.source, "dtype": self.recipe.problem.dtype,
                                                    "shapes": shapes, "verify_shapes": self.verify_shapes},
                                          self.timeout)
         except WorkerFailure as exc:
@@ -84,7 +85,7 @@ class Evaluator:
             if plan.mode == "estimated":
                 out = self._estimate(candidate, plan.spec)
             else:
-                out = self._measure(candidate, plan)
+                out = self._time_on_device(candidate, plan)
         except WorkerFailure as exc:
             if exc.kind == "bad_input":
                 exc = WorkerFailure("crash", exc.message)
@@ -125,7 +126,7 @@ class Evaluator:
 
     def _estimate(self, candidate: Candidate, spec: TargetSpec) -> dict:
         compiled = self._compile(candidate, spec)
-        from kt_cli.execute import split_params
+        from kt_cli.evaluate.requests import split_params
 
         kernel_params, _ = split_params(candidate.params, spec.launch_options)
         key = tuple(sorted(kernel_params.items()))
@@ -145,12 +146,12 @@ class Evaluator:
         return {"value": estimate["seconds"], "stats": {"estimate": estimate, "programs": compiled["programs"]},
                 "resources": compiled["resources"], "verification": verified}
 
-    def _measure(self, candidate: Candidate, plan: TargetPlan) -> dict:
+    def _time_on_device(self, candidate: Candidate, plan: TargetPlan) -> dict:
         # Cross-compiling first (in the CPU pool, ahead of the device) rejects over-limit candidates before
         # they reach the GPU and records their registers, shared memory and spills.
         compiled = self._compile(candidate, plan.spec)
         try:
-            out = self.device_pool(plan.spec.vendor).call("measure", {
+            out = self.device_pool(plan.spec.vendor).call("verify_and_time", {
                 "source": self.source, "candidate": candidate, "target": plan.spec, "seed": self.recipe.search.seed,
                 "tolerance": self.recipe.problem.tolerance, "verify_shapes": self.verify_shapes,
             }, self.timeout, restart_on=("crash", "timeout"))  # a device fault poisons the context: start clean

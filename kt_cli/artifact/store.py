@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from kt_cli.errors import BadInput
-from kt_cli.types import shape_key
+from kt_cli.types import failure_counts, shape_key
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
@@ -22,15 +22,12 @@ TRIALS = "trials.jsonl"
 
 def collect(studies) -> list[dict]:
     """Per (target, problem): the best ok trial, failure counts and every trial result."""
-    from kt_cli.search import trial_result
+    from kt_cli.search.storage import trial_result
 
     out = []
     for plan, shape, study in studies:
         firsts = [trial_result(t) for t in study.get_trials(deepcopy=False) if "duplicate_of" not in t.user_attrs]
         firsts = [r for r in firsts if r is not None]
-        kinds: dict = {}
-        for r in firsts:
-            kinds[r.failure_kind] = kinds.get(r.failure_kind, 0) + 1
         ok = [r for r in firsts if r.ok and r.value is not None]
         best = min(ok, key=lambda r: r.value) if ok else None
         device = plan.device
@@ -41,7 +38,7 @@ def collect(studies) -> list[dict]:
             "device": None if device is None else {"name": device.name, "index": device.index, **device.info},
             "peaks": plan.peaks,
             "best": best,
-            "failures": kinds,
+            "failures": failure_counts(firsts),
             "trials": firsts,
         })
     return out

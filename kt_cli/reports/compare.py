@@ -10,9 +10,9 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kt_cli import artifact
+from kt_cli.artifact import store as artifact
 from kt_cli.errors import BadInput, EnvironmentProblem
-from kt_cli.format import fraction, params as format_params, seconds
+from kt_cli.reports.format import fraction, params as format_params, seconds
 
 FORMATS = ("table", "markdown", "json", "csv")
 ESTIMATE_NOTE = "(est): cost-model estimate (no device of that target where it was tuned), not a measurement"

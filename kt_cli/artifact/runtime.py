@@ -5,9 +5,8 @@ artifact's own (integrity-checked) source. Also the export of configs as `triton
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
-from kt_cli import artifact
+from kt_cli.artifact import store as artifact
 from kt_cli.errors import BadInput, EnvironmentProblem
 
 
@@ -83,7 +82,7 @@ class TunedKernel:
         return self._chosen[key]
 
     def __call__(self, inputs: dict) -> dict:
-        from kt_cli.execute import split_params
+        from kt_cli.evaluate.requests import split_params
         from kt_cli.kernel import torch_dtype
 
         # A kernel may mix dtypes (fp8 in, bf16 out), so only inputs that hold none of the tuned dtype are refused.
@@ -104,44 +103,3 @@ def load(path, target: str | None = None) -> TunedKernel:
     the target of the current GPU."""
     manifest = artifact.read(path)
     return TunedKernel(manifest, target or present_target())
-
-
-def _config_keywords() -> frozenset:
-    """The launch options triton.Config takes by name (num_warps, num_stages...), asked of Triton."""
-    import inspect
-
-    import triton
-
-    return frozenset(inspect.signature(triton.Config.__init__).parameters) - {"self", "kwargs"}
-
-
-def triton_configs(path) -> str:
-    """A Python module defining CONFIGS = {target: [triton.Config(...), ...]} and KEYS (the problem
-    each config was tuned for, same order), for `@triton.autotune(configs=CONFIGS[target], ...)`."""
-    manifest = artifact.read(path)
-    by_target: dict = {}
-    for e in manifest["results"]:
-        if e.get("params") is None:
-            continue
-        options = set(manifest.get("launch_options", {}).get(e["target"], ()))
-        kwargs = {k: v for k, v in e["params"].items() if k not in options}
-        config_options = {k: v for k, v in e["params"].items() if k in options}
-        by_target.setdefault(e["target"], []).append((e["shape"], e["mode"], kwargs, config_options))
-    lines = [f'"""triton.Config lists exported by kt from {Path(manifest["_path"]).name} '
-             f'({manifest["name"]}, {manifest["dtype"]}, created {manifest["created"]})."""',
-             "", "import triton", "", "CONFIGS = {"]
-    keys = ["KEYS = {"]
-    for target, configs in by_target.items():
-        lines.append(f"    {target!r}: [")
-        keys.append(f"    {target!r}: [")
-        for shape, mode, kwargs, options in configs:
-            # Options triton.Config takes by name are passed by name; other launch options (a vendor's own
-            # knobs) travel in kwargs, which is where Triton's backends read them.
-            named = {k: v for k, v in options.items() if k in _config_keywords()}
-            extra = {k: v for k, v in options.items() if k not in named}
-            args = "".join(f", {k}={v!r}" for k, v in named.items())
-            lines.append(f"        triton.Config({ {**kwargs, **extra}!r}{args}),  # {mode}")
-            keys.append(f"        {shape!r},")
-        lines.append("    ],")
-        keys.append("    ],")
-    return "\n".join(lines + ["}", ""] + keys + ["}", ""])

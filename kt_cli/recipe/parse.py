@@ -37,7 +37,7 @@ class Search:
     sampler: str = "tpe"
     seed: int = 0
     timeout: float = 120.0
-    space: dict = field(default_factory=dict)  # raw tables; kt_cli.space parses them per target
+    space: dict = field(default_factory=dict)  # raw tables; kt_cli.recipe.space parses them per target
     constraints: tuple[str, ...] = ()
 
 

@@ -12,9 +12,9 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from kt_cli import artifact
+from kt_cli.artifact import store as artifact
 from kt_cli.errors import BadInput, EnvironmentProblem
-from kt_cli.measure import quantile
+from kt_cli.evaluate.timing import quantile
 
 BLOCKS = 5  # blocks of interleaved pairs per config, each on freshly made inputs
 ROUNDS = 40  # interleaved (kernel, reference) pairs per block
@@ -158,7 +158,8 @@ class LiveSamples:
 
     def samples(self, manifest: dict, entry: dict) -> dict:
         from kt_cli import plugins
-        from kt_cli.worker import Worker, WorkerFailure
+        from kt_cli.evaluate.failure import WorkerFailure
+        from kt_cli.evaluate.pool import Worker
 
         if self._worker is None:
             self._worker = Worker(plugins.vendor(entry["target"].split(":")[0]).worker_env())

@@ -7,16 +7,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import time
 import zlib
 from pathlib import Path
 
 from kt_cli import plugins
 from kt_cli.errors import BadInput, EnvironmentProblem, JobFailed, KtError
+from kt_cli.search.storage import HOST
+from kt_cli.search.tally import Tally
 
 POLL_S = 2.0
-HOST = platform.node()
 ARTIFACT_CLAIM = "kt-artifact|"  # prefix of the marker studies that record who wrote an artifact
 
 
@@ -67,29 +67,26 @@ def whoami(plan) -> dict:
     return record
 
 
-def _child(conn, env: dict, job: dict) -> None:
+def _child(conn, env: dict, run, job: dict) -> None:
     os.environ.update(env)  # before anything imports a GPU runtime
-    from kt_cli.tune import run_studies
-
     try:
-        *_, tally = run_studies(**job)
+        *_, tally = run(**job)
         conn.send(("ok", tally))
     except KtError as exc:
         conn.send(("error", exc))
 
 
-def run_workers(count: int, job: dict, progress=None):
-    """Run `run_studies(**job)` in `count` processes and wait for them. Returns their tallies summed;
+def run_workers(count: int, run, job: dict, progress=None):
+    """Run `run(**job)` (kt_cli.search.studies.run_studies; a module-level function, so it pickles by
+    name) in `count` processes and wait for them. Returns their tallies summed;
     raises the first worker's error when none finished."""
     import multiprocessing
-
-    from kt_cli.tune import Tally
 
     ctx = multiprocessing.get_context("spawn")
     workers = []
     for env in worker_envs(count):
         parent_end, child_end = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(child_end, env, job))  # not a daemon: it starts workers of its own
+        proc = ctx.Process(target=_child, args=(child_end, env, run, job))  # not a daemon: it starts workers of its own
         proc.start()
         child_end.close()
         workers.append((proc, parent_end))
@@ -121,13 +118,7 @@ def run_workers(count: int, job: dict, progress=None):
         raise JobFailed("; ".join(value for _, value in outcomes.values()) + "; re-run to resume the study")
     total = Tally()
     for tally in tallies:
-        total.done += tally.done
-        for kind, n in tally.kinds.items():
-            total.kinds[kind] = total.kinds.get(kind, 0) + n
-        total.found_complete = total.found_complete and tally.found_complete
-        total.last_failure = tally.last_failure or total.last_failure
-        total.wall_seconds = max(total.wall_seconds, tally.wall_seconds)
-        total.device_busy_seconds += tally.device_busy_seconds
+        total.merge(tally)
     return total
 
 
@@ -136,9 +127,7 @@ def storage_progress(storage_url: str, studies: list, budget: int, progress):
     (plan, shape, study name); `progress` is tune's callback (tally, plan, shape, budget)."""
     import optuna
 
-    from kt_cli.search import evaluated, open_storage, trial_result
-    from kt_cli.tune import Tally
-
+    from kt_cli.search.storage import evaluated, open_storage, trial_result
     storage = open_storage(storage_url)
 
     def poll() -> None:
@@ -171,7 +160,7 @@ def redact(url: str) -> str:
 def load_study(name: str, storage_url: str):
     import optuna
 
-    from kt_cli.search import open_storage
+    from kt_cli.search.storage import open_storage
 
     try:
         return optuna.load_study(study_name=name, storage=open_storage(storage_url))
@@ -186,7 +175,7 @@ def claim_artifact(storage_url: str, studies: list, path: Path) -> dict | None:
     won, else the winner's host, pid and path."""
     import optuna
 
-    from kt_cli.search import evaluated, open_storage
+    from kt_cli.search.storage import evaluated, open_storage
 
     finished = sorted((s.study_name, sorted(t.number for t in evaluated(s))) for s in studies)
     name = ARTIFACT_CLAIM + hashlib.sha256(json.dumps(finished).encode()).hexdigest()[:24]

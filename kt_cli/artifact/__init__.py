@@ -1,0 +1,1 @@
+"""artifact: see docs/design.md for what this stage does."""

@@ -1,0 +1,69 @@
+"""`kt tune`: search, verify and time a recipe's kernel; write the artifact."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+def progress_printer():
+    interactive = sys.stderr.isatty()
+    state = {"last": None}
+
+    def show(tally, plan, shape, budget):
+        from kt_cli.reports.format import seconds
+        from kt_cli.types import shape_key
+
+        kinds = " ".join(f"{k} {n}" for k, n in sorted(tally.kinds.items()))
+        best = tally.best.get((plan.spec.name, shape_key(shape)))
+        line = (f"[{plan.spec.name} {shape_key(shape)}] evaluated {tally.done} | {kinds} | "
+                f"best {seconds(best, plan.mode)}")
+        if interactive:
+            click.echo("\r" + line[:160].ljust(160), nl=False, err=True)
+        elif line != state["last"]:
+            click.echo(line, err=True)
+        state["last"] = line
+
+    return show
+
+
+@click.command()
+@click.argument("recipe", type=click.Path(dir_okay=False))
+@click.option("--target", "targets", multiple=True, metavar="VENDOR:ARCH", help="Tune for this target (repeatable).")
+@click.option("--trials", type=int, help="Candidates to evaluate per target and problem.")
+@click.option("--timeout", type=float, help="Seconds one candidate may take before it is killed.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Directory for the artifact.")
+@click.option("--storage", help="Optuna storage URL (default: SQLite next to the artifact).")
+@click.option("--seed", type=int, help="Sampler and input seed.")
+@click.option("--workers", default="1", metavar="N|auto",
+              help="Worker processes sharing the study, one per GPU (auto: one per GPU present).")
+@click.option("--profile", "profile", type=click.IntRange(min=0), default=0, metavar="K",
+              help="Profile the best K candidates of each measured problem (Nsight Compute when present).")
+def tune(recipe, targets, trials, timeout, out_dir, storage, seed, workers, profile):
+    """Search, verify and time RECIPE's kernel; write the tuned artifact."""
+    from tabulate import tabulate
+
+    from kt_cli.reports.format import RESULT_HEADERS, result_rows
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.search.scale import worker_count
+    from kt_cli.tune import tune as run
+
+    parsed = load_recipe(recipe)
+    path, results, tally = run(parsed, targets, trials, timeout, out_dir, storage, seed, progress_printer(),
+                               worker_count(workers), profile)
+    if sys.stderr.isatty():
+        click.echo("", err=True)
+    if tally.written_by is not None:
+        w = tally.written_by
+        click.echo(f"the study is complete; the artifact was written by another process (host {w['host']}, "
+                   f"pid {w['pid']}): {path}")
+        return
+    from kt_cli.artifact.store import read
+
+    manifest = read(path)
+    click.echo(tabulate(result_rows(manifest["results"]), headers=RESULT_HEADERS))
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally.kinds.items()))
+    click.echo(f"\nwrote {path}  (this run: {kinds or 'no new trials: budget already spent'}; {tally.summary()})")
+    if any(r["mode"] == "estimated" for r in manifest["results"]):
+        click.echo("estimated: no device of that target here; times are cost-model estimates, not measurements")

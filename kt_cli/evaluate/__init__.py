@@ -1,0 +1,1 @@
+"""evaluate: see docs/design.md for what this stage does."""

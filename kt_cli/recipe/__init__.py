@@ -1,0 +1,1 @@
+"""recipe: see docs/design.md for what this stage does."""

@@ -1,0 +1,1 @@
+"""reports: see docs/design.md for what this stage does."""

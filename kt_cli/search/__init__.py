@@ -1,0 +1,1 @@
+"""search: see docs/design.md for what this stage does."""

@@ -1,0 +1,131 @@
+"""The study driver: one Optuna study per (target, problem), resumable, knowing nothing of vendors.
+
+Several processes (local workers, other hosts) may drive one study through a shared storage: each
+trial takes its unit of the budget in the storage before it evaluates (kt_cli.search.ledger), so the
+study ends with exactly the budget of distinct points however many processes took part. What one
+trial does is kt_cli.search.objective.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from kt_cli.search.ledger import Budget, Ledger
+from kt_cli.search.objective import POLL_S, CandidateFailed, Objective
+from kt_cli.search.sampler import make_sampler
+from kt_cli.search.storage import fail_dead_trials
+from kt_cli.types import TrialResult
+
+ATTEMPTS_PER_UNIT = 50  # asks per unit of budget before a driver gives up on a space it cannot fill
+
+
+@dataclass
+class StudyRun:
+    """Drives one study up to `budget` evaluated candidates, alone or beside other processes that
+    share its storage. `problem` is what the study searches (kt_cli.search.studies.ProblemPlan: space,
+    env, evaluate, invalid_result)."""
+
+    study_name: str
+    storage: object
+    problem: object
+    budget: int
+    sampler: str
+    seed: int
+    on_result: Callable[[TrialResult], None] = lambda r: None
+    worker: dict = field(default_factory=dict)  # host, pid, device: kept in every result evaluated here
+    found_complete: bool = False  # the budget was already spent when this process opened the study
+    known_good: tuple = ()  # points a new study evaluates first (the kernel's SEEDS)
+
+    def run(self, valid_points: int | None, in_flight: int = 1) -> object:
+        """Evaluate up to the budget, `in_flight` candidates at once from this process (threads, each
+        on its own worker, so compiling runs ahead of the device). Returns the study."""
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.ERROR)  # kt reports failures itself, without tracebacks
+        study = optuna.create_study(study_name=self.study_name, storage=self.storage, direction="minimize",
+                                    sampler=make_sampler(self.sampler, self.seed, self.problem.space,
+                                                         in_flight > 1),
+                                    load_if_exists=True)
+        budget = Budget(self.budget, valid_points)
+        study.set_user_attr("budget", budget.limit)
+        self.found_complete = budget.spent(Ledger.read(study))
+        if not study.get_trials(deepcopy=False):
+            self._enqueue_known_good(study)
+        objective = Objective(study, self.storage, self.problem, budget, self.seed, self.on_result, self.worker)
+        attempts = _Attempts(max(1, self.budget) * ATTEMPTS_PER_UNIT + 200)
+        _in_threads(lambda: self._drive(study, objective, budget, attempts), max(1, in_flight))
+        return study
+
+    def _drive(self, study, objective: Objective, budget: Budget, attempts: "_Attempts") -> None:
+        """Ask for trials one at a time until the budget is spent (or the attempts run out)."""
+        import optuna
+
+        while attempts.take():
+            ledger = Ledger.read(study)
+            if budget.spent(ledger):
+                return
+            # (a queued retry holds a unit too, but some process must run a trial to pop it)
+            if budget.taken(ledger):
+                # Every unit left is taken (here or elsewhere); wait, since a trial whose process died is
+                # failed after its heartbeat's grace period and comes back as a queued retry.
+                fail_dead_trials(study, self.storage)
+                time.sleep(POLL_S)
+                continue
+            try:
+                study.optimize(objective, n_trials=1, catch=(CandidateFailed,), gc_after_trial=False)
+            except (ValueError, optuna.exceptions.UpdateFinishedTrialError) as exc:
+                if "Cannot tell" not in str(exc) and "finished" not in str(exc):
+                    raise
+
+    def _enqueue_known_good(self, study) -> None:
+        """A new study evaluates the kernel's known-good points first (its SEEDS), where they fit the
+        space and its constraints; a parameter a point leaves out takes the first values that meet
+        the constraints."""
+        space = self.problem.space
+        names = {p.name: p for p in space.params}
+        for point in self.known_good:
+            if not set(point) <= set(names) or any(v not in names[n].all_values() for n, v in point.items()):
+                continue
+            missing = [n for n in names if n not in point]
+            fills = itertools.islice(itertools.product(*(names[n].all_values() for n in missing)), 1000)
+            for fill in fills:
+                full = {**point, **dict(zip(missing, fill))}
+                if space.violated(self.problem.env(full)) is None:
+                    study.enqueue_trial({n: full[n] for n in names}, skip_if_exists=True)
+                    break
+
+
+class _Attempts:
+    """A thread-safe countdown shared by the threads driving one study."""
+
+    def __init__(self, left: int):
+        self.left, self.lock = left, threading.Lock()
+
+    def take(self) -> bool:
+        with self.lock:
+            self.left -= 1
+            return self.left >= 0
+
+
+def _in_threads(work: Callable[[], None], count: int) -> None:
+    """Run `work` in `count` threads (this one included); re-raise the first error any of them hit."""
+    errors: list[BaseException] = []
+
+    def catching() -> None:
+        try:
+            work()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=catching, daemon=True) for _ in range(count - 1)]
+    for t in threads:
+        t.start()
+    work()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]

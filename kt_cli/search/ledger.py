@@ -1,0 +1,92 @@
+"""The budget ledger: what every process sharing a study sees of it, and how much of the budget is
+left. Each trial takes its unit of the budget in the storage before it evaluates, so a study ends with
+exactly the budget of distinct points however many processes took part."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+CLAIM = "evaluating"  # user attr: set to the trial's own number once it takes a unit of budget
+SKIPPED = "skipped"  # user attr: why a trial ran nothing (its point or the budget was taken elsewhere)
+ABORTED = "aborted"  # user attr: the evaluating process stopped on an error or Ctrl-C (no retry comes)
+
+
+def point_key(params: dict) -> str:
+    return json.dumps(params, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """The study as every process sharing it sees it: points evaluated, points taken (being evaluated
+    by a running trial, or lost with a dead worker and about to come back as a retry), points queued
+    (enqueued and not yet claimed: seeds, retries, untried points handed to the sampler), and running
+    trials not decided yet."""
+
+    evaluated: dict  # point key -> FrozenTrial
+    spent: int  # evaluated points that count against the budget (not refused as invalid by the vendor)
+    taken: dict  # point key -> FrozenTrial
+    queued: dict  # point key -> FrozenTrial, waiting or running but not claimed yet
+    retries: int  # queued points that are retries: each holds the unit of budget its dead trial had taken
+    undecided: list  # numbers of running trials that have not claimed, skipped or been answered
+
+    @classmethod
+    def read(cls, study, me: int | None = None) -> "Ledger":
+        import optuna
+
+        state = optuna.trial.TrialState
+        trials = study.get_trials(deepcopy=False)
+        retried = {t.system_attrs.get("failed_trial") for t in trials}
+        evaluated, taken, queued, undecided = {}, {}, {}, []
+        for t in trials:
+            if t.number == me:
+                continue
+            claimed = t.user_attrs.get(CLAIM) == t.number
+            # An enqueued trial's point lives in its fixed params: its params stay empty until it runs.
+            fixed = t.system_attrs.get("fixed_params")
+            if t.state == state.RUNNING:
+                if claimed:
+                    taken[point_key(t.params)] = t
+                elif not {"result", "duplicate_of", SKIPPED} & set(t.user_attrs):
+                    undecided.append(t.number)
+                    if fixed is not None:  # keeps its point until it claims it (a retry must not lose it)
+                        queued[point_key(fixed)] = t
+            elif t.state == state.WAITING:
+                queued[point_key(fixed if fixed is not None else t.params)] = t
+            elif "result" in t.user_attrs:
+                if t.state in (state.COMPLETE, state.FAIL) and "duplicate_of" not in t.user_attrs:
+                    evaluated[point_key(t.params)] = t
+            elif (claimed and t.state == state.FAIL and ABORTED not in t.user_attrs
+                  and "failed_trial" not in t.system_attrs and t.number not in retried):
+                # Its worker died; the process that failed it is enqueueing the retry (max_retry=1) now.
+                taken[point_key(t.params)] = t
+        spent = sum(json.loads(t.user_attrs["result"])["failure_kind"] != "invalid" for t in evaluated.values())
+        retries = sum("failed_trial" in t.system_attrs for t in queued.values())
+        return cls(evaluated, spent, taken, queued, retries, undecided)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How many candidates a study evaluates: the recipe's budget, or every valid point of a space
+    smaller than that (`valid_points`, None when the space is too large to count)."""
+
+    trials: int
+    valid_points: int | None
+
+    @property
+    def limit(self) -> int:
+        return self.trials if self.valid_points is None else min(self.trials, self.valid_points)
+
+    def spent(self, ledger: Ledger) -> bool:
+        """Nothing is left to evaluate: the budget is spent, or every valid point is evaluated or taken."""
+        return ledger.spent >= self.limit or self._exhausted(ledger)
+
+    def taken(self, ledger: Ledger, queued_retries: bool = False) -> bool:
+        """Every unit left is taken by a running trial (and, with `queued_retries`, by a queued retry):
+        one more trial must not start evaluating."""
+        units = ledger.spent + len(ledger.taken) + (ledger.retries if queued_retries else 0)
+        return units >= self.limit or self._exhausted(ledger, 1)
+
+    def _exhausted(self, ledger: Ledger, extra: int = 0) -> bool:
+        return (self.valid_points is not None
+                and len(ledger.evaluated) + len(ledger.taken) + extra > self.valid_points)

@@ -1,0 +1,130 @@
+"""The Optuna objective of one study: suggest a point, prune it if it breaks a constraint, answer it
+from the study if it was evaluated before, take a unit of the budget, evaluate it, record its
+TrialResult. Failed candidates are marked failed (never scored with a huge number); every trial keeps
+its TrialResult as the user attribute "result", so the study alone can rebuild trials.jsonl."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import threading
+import time
+
+from kt_cli.search.ledger import ABORTED, CLAIM, SKIPPED, Budget, Ledger, point_key
+from kt_cli.search.storage import HOST, fail_dead_trials
+
+MAX_DUPLICATES_IN_A_ROW = 20
+POLL_S = 0.5
+LARGE_SPACE = 200_000  # spaces larger than this are never enumerated
+
+
+class CandidateFailed(Exception):
+    """Raised inside the objective so Optuna records the trial as failed."""
+
+
+class Objective:
+    """Callable as an Optuna objective; `problem` gives the space, the constraint environment of a
+    point, evaluate(params) and invalid_result(params, why) (see kt_cli.search.studies.ProblemPlan)."""
+
+    def __init__(self, study, storage, problem, budget: Budget, seed: int, on_result, worker: dict):
+        self.study, self.storage, self.problem, self.budget = study, storage, problem, budget
+        self.on_result, self.worker = on_result, worker
+        self.rng = random.Random(seed)
+        self.duplicates = 0
+        self.active: set[int] = set()  # trial numbers this process is running
+        self.lock = threading.Lock()
+
+    def __call__(self, trial):
+        import optuna
+
+        # On SQLite two threads can pop the same queued trial; the second waits for the first and
+        # then ends without evaluating (its tell fails, and the driver passes over that).
+        with self.lock:
+            twin = trial.number in self.active
+            self.active.add(trial.number)
+        if twin:
+            while trial.number in self.active:
+                time.sleep(POLL_S)
+            raise optuna.TrialPruned()
+        try:
+            return self._evaluate_trial(trial)
+        finally:
+            with self.lock:
+                self.active.discard(trial.number)
+
+    def _evaluate_trial(self, trial):
+        import optuna
+
+        trial.set_user_attr("host", self.worker.get("host", HOST))
+        trial.set_user_attr("pid", os.getpid())
+        space = self.problem.space
+        params = {p.name: p.suggest(trial) for p in space.params}
+        broken = space.violated(self.problem.env(params))
+        if broken is not None:
+            self._record(trial, self.problem.invalid_result(params, f"breaks constraint {broken.text!r}"))
+            raise optuna.TrialPruned()
+        ledger = self._my_turn(trial)
+        previous = ledger.evaluated.get(point_key(params))
+        if previous is not None:
+            return self._answer_duplicate(trial, previous, ledger)
+        other = ledger.taken.get(point_key(params)) or ledger.queued.get(point_key(params))
+        if other is not None:
+            self._skip(trial, f"trial {other.number} has this point")
+        if self.budget.taken(ledger, queued_retries=True):
+            self._skip(trial, "the rest of the budget is taken by other trials")
+        trial.set_user_attr(CLAIM, trial.number)
+        self.duplicates = 0
+        try:
+            result = dataclasses.replace(self.problem.evaluate(params), worker=self.worker)
+        except BaseException as exc:
+            trial.set_user_attr(ABORTED, repr(exc))
+            raise
+        self._record(trial, result)
+        if result.ok and result.value is not None:
+            return result.value
+        raise CandidateFailed(f"{result.failure_kind}: {result.message}")
+
+    def _my_turn(self, trial) -> Ledger:
+        """Trials decide one at a time, lowest number first, so two processes never both take the last
+        unit of budget or the same point."""
+        ledger = Ledger.read(self.study, trial.number)
+        while any(n < trial.number for n in ledger.undecided):
+            fail_dead_trials(self.study, self.storage)
+            time.sleep(POLL_S)
+            ledger = Ledger.read(self.study, trial.number)
+        return ledger
+
+    def _answer_duplicate(self, trial, previous, ledger: Ledger):
+        import optuna
+
+        trial.set_user_attr("duplicate_of", previous.number)
+        trial.set_user_attr("result", previous.user_attrs["result"])
+        self.duplicates += 1
+        if self.duplicates >= MAX_DUPLICATES_IN_A_ROW:
+            self._enqueue_untried(ledger.evaluated | ledger.taken | ledger.queued)
+            self.duplicates = 0
+        if previous.state == optuna.trial.TrialState.COMPLETE:
+            return previous.value
+        raise CandidateFailed("duplicate of a failed point")
+
+    def _record(self, trial, result) -> None:
+        trial.set_user_attr("result", json.dumps(result.to_json()))
+        self.on_result(result)
+
+    @staticmethod
+    def _skip(trial, why: str):
+        import optuna
+
+        trial.set_user_attr(SKIPPED, why)
+        raise optuna.TrialPruned(why)
+
+    def _enqueue_untried(self, seen: dict) -> None:
+        """The sampler keeps proposing tried points: hand it a valid untried one (small spaces)."""
+        space = self.problem.space
+        if space.size() > LARGE_SPACE:
+            return
+        untried = [p for p in space.valid_points(self.problem.env) if point_key(p) not in seen]
+        if untried:
+            self.study.enqueue_trial(self.rng.choice(untried), skip_if_exists=True)
