@@ -28,6 +28,13 @@ class KernelSource:
     space: dict = field(default_factory=dict)  # the generator's space; the recipe's replaces it
     constraints: tuple[str, ...] = ()
     meta: dict = field(default_factory=dict)  # anything the artifact should keep (prompt hashes...)
+    # The module that defines the problem (make_inputs, reference, TOLERANCE) when it is not this one:
+    # a generated module is judged by its task's definitions, loaded where its own code never ran.
+    problem_path: str = ""
+
+    def problem(self) -> "KernelSource":
+        """The source kt makes inputs and reference outputs from."""
+        return KernelSource(self.problem_path, self.generator, self.name) if self.problem_path else self
 
     def text(self) -> str:
         return Path(self.path).read_text()

@@ -146,6 +146,12 @@ class Vendor:
         """A timer for a present device, used inside a device worker."""
         raise NotImplementedError(f"vendor {self.name!r} has no timer")
 
+    def watched_names(self) -> tuple[str, ...]:
+        """Dotted names of this vendor's timing, stream and synchronisation objects (`module.attr`)
+        that a candidate's launch must not touch; kt replaces them with tripwires while it verifies a
+        launch (kt_cli.evaluate.launch_watch)."""
+        return ()
+
     def device_state(self, device: "Device") -> dict[str, Any]:
         """Clocks and temperature of a present device where the vendor can read them cheaply (called
         in the device worker before and after each measurement): `sm_clock_mhz`, `temperature_c`, and

@@ -100,6 +100,9 @@ class FakeVendor(Vendor):
     def worker_env(self) -> dict:
         return {"TRITON_INTERPRET": "1"}  # the "device" runs kernels under Triton's interpreter
 
+    def watched_names(self) -> tuple:
+        return (f"{__name__}.ClockEvent",)
+
     def runtime(self) -> CpuRuntime:
         return CpuRuntime()
 

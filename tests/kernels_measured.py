@@ -2,10 +2,12 @@
 
 from tests.helpers import SCALED_ADD
 
-# scaled_add whose launch sleeps KT_TEST_SLOW_S seconds: the same source, slower when kt check runs
+# scaled_add whose launch spins for about KT_TEST_SLOW_S seconds (a host loop, not a timer: a launch
+# that touches the time module is rejected): the same source, slower when kt check runs
 SLOWABLE = SCALED_ADD.replace(
     "def launch(k, inputs, params):\n",
-    "def launch(k, inputs, params):\n    import os, time\n    time.sleep(float(os.environ.get('KT_TEST_SLOW_S', '0')))\n")
+    "def launch(k, inputs, params):\n    import os\n"
+    "    for _ in range(int(2e7 * float(os.environ.get('KT_TEST_SLOW_S', '0')))):\n        pass\n")
 
 # computes on its first calls (enough for verification and the first warm-up call), then skips the work
 SKIPS_ON_REPEAT = SCALED_ADD.replace(

@@ -32,7 +32,7 @@ SMALL_TILES = {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 2}
 ])
 def test_matmul_variants_are_right_on_ragged_shapes(dtype, variant):
     result = verify("matmul", dtype, {**SMALL_TILES, **variant})
-    assert result["max_rel_error"] < result["tolerance"]
+    assert result["worst_excess"] <= 1
     assert {"M": 67, "N": 45, "K": 80} in result["shapes"]
 
 
@@ -43,7 +43,7 @@ def test_matmul_variants_are_right_on_ragged_shapes(dtype, variant):
 ])
 def test_attention_is_right_causal_and_grouped(dtype, blocks, shapes):
     result = verify("attention", dtype, blocks, shapes)
-    assert result["max_rel_error"] < result["tolerance"]
+    assert result["worst_excess"] <= 1
     if shapes is None:
         assert {s.get("CAUSAL", 0) for s in result["shapes"]} == {0, 1}
         assert any(s["H"] != s["H_KV"] for s in result["shapes"])
@@ -53,7 +53,7 @@ def test_attention_is_right_causal_and_grouped(dtype, blocks, shapes):
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_recurrent_cell_is_right_on_ragged_shapes(name, dtype):
     result = verify(name, dtype, {"BLOCK_B": 16, "BLOCK_H": 32, "BLOCK_K": 16})
-    assert result["max_rel_error"] < result["tolerance"]
+    assert result["worst_excess"] <= 1
     assert {"B": 19, "H": 40, "I": 24} in result["shapes"]
 
 

@@ -15,14 +15,14 @@ def _workers():
 def test_softmax_is_right_for_short_and_long_rows(dtype):
     # BLOCK_N=256 makes the 300- and 2000-wide rows take the multi-block (online) path
     result = verify("softmax", dtype, {"BLOCK_N": 256})
-    assert result["max_rel_error"] < result["tolerance"]
+    assert result["worst_excess"] <= 1
     assert {"M": 5, "N": 2000} in result["shapes"]
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
 def test_matmul_is_right_on_ragged_shapes(dtype):
     result = verify("matmul", dtype, {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 4})
-    assert result["max_rel_error"] < result["tolerance"]
+    assert result["worst_excess"] <= 1
 
 
 @pytest.mark.parametrize("target", ["nvidia:sm_90", "amd:gfx942"])

@@ -173,7 +173,7 @@ def test_fsr_loop_records_each_failure_kind_and_goes_on(workers):
     assert kinds == ["malformed", "compile_error", "wrong", "invalid", "timeout", "request_error", "ok"]
     by_kind = {line["failure_kind"]: line for line in lines}
     assert "maximum_of_all" in by_kind["compile_error"]["message"]
-    assert "relative error" in by_kind["wrong"]["message"] and "flat index" in by_kind["wrong"]["message"]
+    assert "elements fail" in by_kind["wrong"]["message"] and "worst at [" in by_kind["wrong"]["message"]
     assert "reference" in by_kind["invalid"]["message"]
     assert "worker killed" in by_kind["timeout"]["message"]
     assert by_kind["ok"]["correct"] and by_kind["ok"]["compiled"] and not by_kind["wrong"]["correct"]

@@ -22,7 +22,7 @@ def test_softmax_for_two_vendors_writes_an_estimated_artifact(tmp_path):
     assert {r["target"] for r in manifest["results"]} == {"nvidia:sm_90", "amd:gfx942"}
     for r in manifest["results"]:
         assert r["mode"] == "estimated" and r["seconds"] > 0 and r["params"]
-        assert r["verification"]["max_rel_error"] < r["verification"]["tolerance"]
+        assert r["verification"]["worst_excess"] <= 1
         assert r["resources"]["registers"] > 0
         vendor_knobs = {"waves_per_eu"} & set(r["params"])
         assert bool(vendor_knobs) == r["target"].startswith("amd")  # AMD knobs never reach NVIDIA
@@ -51,7 +51,7 @@ def test_running_again_adds_no_trial_once_the_budget_is_spent(write, tmp_path):
 
 def test_kill_9_mid_study_loses_no_finished_trial(write, tmp_path):
     slow = (ROOT / "recipes" / "examples" / "scaled_add.py").read_text().replace(
-        "def launch(k, inputs, params):", "def launch(k, inputs, params):\n    import time; time.sleep(1.5)")
+        "def launch(k, inputs, params):", "def launch(k, inputs, params):\n    for _ in range(30_000_000):  # ~1 s of host work (a timer would be rejected)\n        pass")
     recipe = dsl_recipe(write, kernel_text=slow, trials=6, space="BLOCK = [128, 256, 512, 1024, 2048, 4096]",
                         extra='sampler = "grid"')
     db = tmp_path / "art" / "recipe.study.db"

@@ -9,6 +9,7 @@ from kt_cli.hookspecs import hookimpl
 from kt_cli.peaks import peaks_for_name, peaks_of
 from kt_cli.types import Device, Resources, TargetSpec
 from kt_cli.vendor import Vendor
+from vendor_nvidia.runtime import TORCH_DEVICE_CONTROL  # ROCm torch serves HIP through torch.cuda
 from vendor_amd import knobs
 from vendor_amd.knobs import LAUNCH_OPTIONS
 from vendor_amd.occupancy import workgroups_per_cu, waves_per_simd
@@ -141,6 +142,9 @@ class AmdVendor(Vendor):
 
     def pin_env(self, device: Device) -> dict:
         return {"HIP_VISIBLE_DEVICES": str(device.index)}
+
+    def watched_names(self) -> tuple:
+        return TORCH_DEVICE_CONTROL
 
     def runtime(self):
         from vendor_nvidia.runtime import TorchCudaRuntime  # ROCm torch serves HIP through torch.cuda

@@ -12,6 +12,7 @@ from kt_cli.hookspecs import hookimpl
 from kt_cli.peaks import peaks_for_name, peaks_of
 from kt_cli.types import Device, Resources, TargetSpec
 from kt_cli.vendor import Vendor
+from vendor_nvidia.runtime import TORCH_DEVICE_CONTROL
 from vendor_nvidia.occupancy import blocks_per_sm
 from vendor_nvidia.peaks import ARCHS, DEVICES
 
@@ -147,6 +148,9 @@ class NvidiaVendor(Vendor):
 
     def pin_env(self, device: Device) -> dict:
         return {"CUDA_VISIBLE_DEVICES": str(device.index)}
+
+    def watched_names(self) -> tuple:
+        return TORCH_DEVICE_CONTROL
 
     def runtime(self):
         from vendor_nvidia.runtime import TorchCudaRuntime

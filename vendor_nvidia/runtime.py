@@ -7,6 +7,12 @@ from __future__ import annotations
 
 from typing import Callable
 
+# What a candidate's launch must not touch (Vendor.watched_names): timing, streams, synchronisation
+# and graph capture of torch's device namespace (CUDA, or HIP in a ROCm build).
+TORCH_DEVICE_CONTROL = tuple(f"torch.cuda.{name}" for name in (
+    "Event", "Stream", "ExternalStream", "stream", "set_stream", "synchronize", "CUDAGraph", "graph",
+    "graphs.CUDAGraph", "_sleep"))
+
 
 class TorchCudaEvent:
     def __init__(self):

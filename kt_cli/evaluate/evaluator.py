@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 from kt_cli.errors import BadInput
 from kt_cli.types import Candidate, TargetSpec, TrialResult, shape_key
 from kt_cli.evaluate.failure import WorkerFailure
+from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.pool import WorkerPool
+from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 
 if TYPE_CHECKING:
     from kt_cli.recipe.parse import Recipe
@@ -30,6 +32,7 @@ class Evaluator:
         # (kernel.signature_of), all compiling happens here: up to 8 workers keep ahead of one device.
         self.compile_pool = WorkerPool(compile_workers or max(1, min(8, cpus - 1)), {"TRITON_INTERPRET": "0"})
         self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})
+        self.verifier = IsolatedVerifier(timeout)
         self.device_pools: dict[str, WorkerPool] = {}  # vendor name -> the worker that owns its device
         self._verified: dict = {}
         self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from inspect_module
@@ -55,10 +58,15 @@ class Evaluator:
     def close(self) -> None:
         for pool in (self.compile_pool, self.interpreter, *self.device_pools.values()):
             pool.stop()
+        self.verifier.stop()
 
     def use(self, source) -> None:
-        """Evaluate another kernel module with the same (warm) workers; a generator that searches over
-        modules calls this, then inspect_module(), once per module."""
+        """Evaluate another kernel module; a generator that searches over modules calls this, then
+        inspect_module(), once per module. The processes that run a module's code (interpreter and
+        device workers) start afresh, so nothing one module did (a patch of torch or of kt) survives
+        into another's verdict; the compile pool only compiles and the judge never loads candidates."""
+        for pool in (self.interpreter, *self.device_pools.values()):
+            pool.stop()
         self.source, self._verified, self.counts = source, {}, {}
         self.verify_shapes = list(self.recipe.problem.verify_shapes)
 
@@ -129,13 +137,15 @@ class Evaluator:
         from kt_cli.evaluate.requests import split_params
 
         kernel_params, _ = split_params(candidate.params, spec.launch_options)
-        key = tuple(sorted(kernel_params.items()))
+        # Verified on the small shapes and on stand-ins for the tuned problem that keep its relation to
+        # the tile sizes (kt_cli.evaluate.tuned_shapes): right only at small sizes is `wrong` here too.
+        shapes = self.verify_shapes + tuned_problem_shapes(candidate.shape, self.verify_shapes, kernel_params)
+        key = (tuple(sorted(kernel_params.items())), tuple(shape_key(s) for s in shapes))
         if key not in self._verified:
             try:
-                self._verified[key] = self.interpreter.call("verify", {
-                    "source": self.source, "params": kernel_params, "options": {}, "shapes": self.verify_shapes,
-                    "dtype": candidate.dtype, "seed": self.recipe.search.seed, "tolerance": self.recipe.problem.tolerance,
-                }, self.timeout, restart_on=("crash", "timeout"))
+                self._verified[key] = self.verifier.verify(self.interpreter, self.source, kernel_params, shapes,
+                                                           candidate.dtype, self.recipe.search.seed,
+                                                           self.recipe.problem.tolerance)
             except WorkerFailure as exc:
                 exc.resources = compiled["resources"]
                 self._verified[key] = exc

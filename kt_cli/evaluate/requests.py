@@ -14,8 +14,9 @@ _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen
 
 
 def dispatch(op: str, payload: dict):
-    return {"inspect_module": inspect_module, "compile": compile_candidate, "verify": verify, "verify_and_time": verify_and_time, "ceilings": ceilings,
-            "recheck": recheck}[op](**payload)
+    return {"inspect_module": inspect_module, "compile": compile_candidate, "verify": verify,
+            "make_cases": make_cases, "launch_cases": launch_cases, "verify_and_time": verify_and_time,
+            "ceilings": ceilings, "recheck": recheck}[op](**payload)
 
 
 def _kernel(source) -> Kernel:
@@ -150,6 +151,36 @@ def verify(source, params: dict, options: dict, shapes: list, dtype: str, seed: 
         raise WorkerFailure("wrong", str(exc)) from None
 
 
+def make_cases(source, runs: list, dtype: str, seed: int) -> bytes:
+    """The judge's side of static verification, in a process that loads only the problem's module:
+    inputs (outputs poisoned) and reference outputs of each (shape, trial), packed, and the problem's
+    TOLERANCE for `dtype`."""
+    from kt_cli.evaluate.interpreter_fixes import apply as fix_interpreter
+    from kt_cli.evaluate.verify import WrongResult, case_seed, make_case, pack
+
+    fix_interpreter()
+    problem = _kernel(source.problem())
+    try:
+        cases = [make_case(problem, shape, dtype, "cpu", case_seed(seed, trial)) for shape, trial in runs]
+    except WrongResult as exc:
+        raise WorkerFailure("bad_input", f"{source.problem().path}: {exc}") from None
+    return pack({"cases": [vars(c) for c in cases], "tolerance": problem.attr("TOLERANCE", {}).get(dtype)})
+
+
+def launch_cases(source, params: dict, options: dict, inputs: bytes) -> bytes:
+    """The candidate's side: launch on each run's inputs under the launch watch and return what the
+    tensors hold afterwards; judging happens in the process that asked."""
+    from kt_cli.evaluate.interpreter_fixes import apply as fix_interpreter
+    from kt_cli.evaluate.verify import launch_watched, pack, unpack
+
+    fix_interpreter()
+    kernel = _kernel(source)
+    runs = unpack(inputs)
+    for run in runs:
+        launch_watched(kernel, run, params, options)
+    return pack(runs)
+
+
 def _present(vendor, target, index: int | None = None):
     """The vendor's device of `target` (and `index`) in this worker, its runtime selected on it."""
     device = next(d for d in vendor.detect_devices()
@@ -164,9 +195,11 @@ def _verify_on_device(kernel, params, options, shapes, dtype, runtime, seed, tol
 
     try:
         return verify_candidate(kernel, params, options, shapes, dtype, runtime.torch_device, seed, tolerance,
-                                synchronize=runtime.synchronize)
+                                synchronize=runtime.synchronize, watched_names=vendor.watched_names())
     except WrongResult as exc:
         raise WorkerFailure("wrong", str(exc)) from None
+    except WorkerFailure:
+        raise
     except Exception as exc:
         raise _classify_launch_error(exc, vendor) from None
 
@@ -217,20 +250,17 @@ def _poison_outputs(inputs: dict, outputs: tuple) -> None:
         poison(inputs[name])
 
 
-def _check_timed_outputs(kernel, inputs: dict, outputs: tuple, tolerance: float) -> None:
+def _check_timed_outputs(kernel, inputs: dict, outputs: tuple, tolerance) -> None:
     """What the last timed batch left (outputs poisoned before it) must be right: a kernel that works
     only on some calls does not get a time."""
-    from kt_cli.evaluate.verify import WrongResult, relative_error
+    from kt_cli.evaluate.verify import WrongResult, compare
 
     expected = kernel.reference({k: v for k, v in inputs.items() if k not in outputs})
     for name in outputs:
         try:
-            error, where = relative_error(inputs[name], expected[name])
+            compare(inputs[name], expected[name], tolerance)
         except WrongResult as exc:
             raise WorkerFailure("wrong", f"output {name!r} after the timed calls: {exc}") from None
-        if not error <= tolerance:
-            raise WorkerFailure("wrong", f"output {name!r} after the timed calls: relative error {error:.3g} > "
-                                         f"{tolerance:g} ({where})")
 
 
 def recheck(source, target, device_index: int, shape: dict, params: dict, dtype: str, seed: int, tolerance,

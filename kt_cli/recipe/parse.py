@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ class Problem:
     dtype: str
     shapes: tuple[dict, ...]
     verify_shapes: tuple[dict, ...] = ()
-    tolerance: float | None = None
+    tolerance: float | dict | None = None  # relative, or {rtol, atol, why} (kt_cli.evaluate.verify)
 
     @property
     def dtype_bytes(self) -> int:
@@ -104,6 +105,28 @@ class _Reader:
         return tuple(out)
 
 
+def _tolerance(r: "_Reader", value):
+    """problem.tolerance: a relative tolerance, or a table {rtol, atol, why}; finite and positive (atol
+    may be 0), and a table says why the kernel needs a bound looser than assert_close's."""
+    if value is None:
+        return None
+    fix = 'e.g. tolerance = {rtol = 2e-2, atol = 1e-3, why = "fp32 accumulation over K"}'
+    if not isinstance(value, dict):
+        if not (math.isfinite(value) and value > 0):
+            raise r.fail("problem.tolerance", f"must be a finite positive number, not {value!r}; {fix}")
+        return float(value)
+    unknown = set(value) - {"rtol", "atol", "rms", "why"}
+    if unknown:
+        raise r.fail(f"problem.tolerance.{sorted(unknown)[0]}", f"unknown key; the table takes rtol, atol, rms, why ({fix})")
+    for key in ("rtol", "atol", "rms"):
+        number = value.get(key, 0.0)
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) or number < 0:
+            raise r.fail(f"problem.tolerance.{key}", f"must be a finite number >= 0, not {number!r}; {fix}")
+    if not isinstance(value.get("why"), str) or not value["why"].strip():
+        raise r.fail("problem.tolerance.why", f"missing; say why this kernel needs its tolerance ({fix})")
+    return {**{k: float(value[k]) for k in ("rtol", "atol", "rms") if k in value}, "why": value["why"]}
+
+
 def load_recipe(path: str | Path) -> Recipe:
     path = Path(path)
     if not path.is_file():
@@ -128,9 +151,7 @@ def load_recipe(path: str | Path) -> Recipe:
     dtype = r.get("problem.dtype", (str,), "float32")
     if dtype not in DTYPES:
         raise r.fail("problem.dtype", f"unknown dtype {dtype!r}; must be one of: {', '.join(DTYPES)}")
-    tolerance = r.get("problem.tolerance", (float, int), None)
-    if tolerance is not None and not tolerance > 0:
-        raise r.fail("problem.tolerance", "must be a positive number")
+    tolerance = _tolerance(r, r.get("problem.tolerance", (float, int, dict), None))
     problem = Problem(dtype, r.shapes("problem.shapes", True), r.shapes("problem.verify_shapes", False), tolerance)
 
     trials = r.get("search.trials", (int,), 24)

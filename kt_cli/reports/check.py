@@ -239,7 +239,7 @@ def check_artifact(manifest: dict, threshold: float, samples) -> list[Outcome]:
         if out.get("failure_kind") == "bad_input":
             raise BadInput(f"{path}: {out.get('message', '')}")
         if "failure_kind" in out:
-            status = "wrong" if out["failure_kind"] == "wrong" else "failed"
+            status = "wrong" if out["failure_kind"] in ("wrong", "rejected") else "failed"
             outcomes.append(Outcome(**base, status=status, device=device,
                                     message=f"{out['failure_kind']}: {out.get('message', '')}"))
             continue

@@ -45,7 +45,7 @@ class LlmGenerator:
         meta = {**config.public(), "task": task.name, "best_round": best.round,
                 "rounds": [{"round": r.round, "role": r.role, "failure_kind": r.failure_kind,
                             "source_sha256": r.source_sha256, "calls": r.calls} for r in loop.rounds]}
-        return KernelSource(best.file, self.name, config.name, meta=meta)
+        return KernelSource(best.file, self.name, config.name, meta=meta, problem_path=str(task.path))
 
 
 def _report_round(record) -> None:

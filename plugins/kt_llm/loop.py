@@ -153,7 +153,8 @@ class Loop:
             return
         from kt_cli.kernel import KernelSource
 
-        record.problems = self._evaluate(KernelSource(str(path), "llm", self.config.name))
+        record.problems = self._evaluate(KernelSource(str(path), "llm", self.config.name,
+                                                      problem_path=str(self.task.path)))
         failed = [p for p in record.problems if p["kind"] != "ok"]
         record.failure_kind = failed[0]["kind"] if failed else "ok"
         record.message = failed[0]["message"] if failed else ""

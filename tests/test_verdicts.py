@@ -1,0 +1,171 @@
+"""Verdicts a user can trust: element-wise verification (a zeroed row fails where a norm-wise error
+passes it), static mode verifying at stand-ins for the tuned problem (a config right only at small
+shapes ends `wrong`), and tolerances that say where they come from."""
+
+import json
+
+import pytest
+import torch
+
+from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
+from kt_cli.evaluate.verify import Tolerance, WrongResult, compare, tolerance_for
+from tests.helpers import kt, one_error_line
+
+# A row softmax whose program covers its row with one block: right only when BLOCK >= N.
+ROW_SOFTMAX = '''
+import torch
+import triton
+import triton.language as tl
+
+OUTPUTS = ("y",)
+VERIFY_SHAPES = [{"M": 7, "N": 300}, {"M": 3, "N": 1000}]
+
+
+@triton.jit
+def row_softmax(y_ptr, x_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, 0))
+    tl.store(y_ptr + row * n + cols, e / tl.sum(e, 0), mask=cols < n)
+
+
+def make_inputs(shape, dtype, t):
+    return {"x": t.randn(shape["M"], shape["N"], dtype=dtype), "y": t.empty(shape["M"], shape["N"], dtype=dtype)}
+
+
+def reference(inputs):
+    return {"y": torch.softmax(inputs["x"].double(), -1)}
+
+
+def launch(k, inputs, params):
+    m, n = inputs["x"].shape
+    k.row_softmax[(m,)](inputs["y"], inputs["x"], n, BLOCK=params["BLOCK"])
+
+
+def flops(shape, dtype):
+    return 4.0 * shape["M"] * shape["N"]
+
+
+def bytes_moved(shape, dtype):
+    return 2.0 * shape["M"] * shape["N"] * dtype.itemsize
+
+
+def shape_of(inputs):
+    return dict(zip("MN", inputs["x"].shape))
+'''
+
+
+def softmax_rows(rows: int, cols: int):
+    ref = torch.softmax(torch.randn(rows, cols, generator=torch.Generator().manual_seed(0)), -1)
+    return ref.to(torch.bfloat16), ref.double()
+
+
+def test_a_zeroed_row_fails_although_its_norm_error_is_tiny():
+    out, ref = softmax_rows(32768, 256)
+    out[1234] = 0
+    norm = float((out.double() - ref).norm() / ref.norm())
+    assert norm < 1e-2  # what the former norm-wise rule (1e-2 for bf16) let pass
+    with pytest.raises(WrongResult) as info:
+        compare(out, ref, tolerance_for("bfloat16"))
+    message = str(info.value)
+    assert "256 of 8388608 elements fail" in message and "worst at [1234, " in message
+    assert "got 0, expected" in message and "norm-wise relative error" in message
+
+
+def test_a_rounded_output_passes_and_nan_never_does():
+    out, ref = softmax_rows(64, 512)
+    norm, excess = compare(out, ref, tolerance_for("bfloat16"))
+    assert 0 < norm < 1e-2 and 0 < excess <= 1
+    out[3, 7] = float("nan")
+    with pytest.raises(WrongResult, match=r"1 of 32768 elements fail.*worst at \[3, 7\]: got nan.*unwritten"):
+        compare(out, ref, tolerance_for("bfloat16"))
+
+
+def test_an_rms_term_covers_cancellation_but_not_a_zeroed_element():
+    ref = torch.randn(256, 256, dtype=torch.float64) * 100
+    out = ref + 1e-3 * torch.randn_like(ref)  # error scales with the typical size, not each element's
+    ref[0, 0] = 1e-9  # a near-zero result of large cancelling terms
+    out[0, 0] = 5e-4
+    with pytest.raises(WrongResult):
+        compare(out, ref, Tolerance(1e-6, 1e-6, "strict"))
+    compare(out, ref, Tolerance(1e-6, 1e-6, "sum over K", rms=1e-4))
+    out[5] = 0
+    with pytest.raises(WrongResult, match="256 of 65536"):
+        compare(out, ref, Tolerance(1e-6, 1e-6, "sum over K", rms=1e-4))
+
+
+def test_tolerance_precedence_recipe_then_kernel_then_default():
+    assert tolerance_for("float32").rtol == 1.3e-6 and "assert_close" in tolerance_for("float32").why
+    kernel = {"rtol": 2e-3, "atol": 1e-5, "why": "fp32 sum over K"}
+    assert tolerance_for("float32", kernel).why == "fp32 sum over K"
+    recipe = {"rtol": 5e-2, "why": "tf32"}
+    assert tolerance_for("float32", kernel, recipe) == Tolerance(5e-2, 1e-5, "tf32")
+    assert tolerance_for("bfloat16", None, 1e-2).rtol == 1.6e-2  # a legacy relative number never tightens
+
+
+@pytest.mark.parametrize("params,row", [
+    ({"BLOCK": 4096}, 4096),  # below 3 tiles: the real row length
+    ({"BLOCK": 1024}, 2048),  # two whole tiles, no ragged one, as at 4096
+    ({"BLOCK": 256}, 512),
+    ({"BLOCK": 256, "N_SPLIT": 3}, 512),  # a small integer is no tile: C stays 256
+])
+def test_stand_ins_keep_the_row_length_against_the_tiles(params, row):
+    verify = [{"M": 7, "N": 300}, {"M": 3, "N": 1000}]
+    assert {"M": 7, "N": row} in tuned_problem_shapes({"M": 64, "N": 4096}, verify, params)
+    assert {"M": 7, "N": 2 * 1024 + 4100 % 1024} in tuned_problem_shapes({"M": 64, "N": 4100}, verify, {"B": 1000})
+    assert tuned_problem_shapes({"M": 7, "N": 300}, verify, params) == []
+
+
+def test_stand_ins_stay_small_for_huge_problems():
+    shapes = tuned_problem_shapes({"M": 32768, "N": 4100}, [{"M": 4, "N": 64}], {"BLOCK_N": 32768, "ROWS": 8})
+    assert {"M": 4, "N": 4100} in shapes and all(s["M"] * s["N"] <= 1 << 20 for s in shapes)
+    rows = next(s["M"] for s in shapes if s["N"] == 64)
+    assert 2 * 16 <= rows < 32768
+
+
+def test_static_mode_rejects_a_config_right_only_at_small_shapes(write, tmp_path):
+    write("kernel.py", ROW_SOFTMAX)
+    recipe = write("recipe.toml", """
+[kernel]
+generator = "dsl"
+file = "kernel.py"
+[problem]
+dtype = "float32"
+shapes = [{M = 16, N = 4096}]
+[search]
+trials = 3
+sampler = "grid"
+timeout = 120
+[search.space]
+BLOCK = [1024, 2048, 4096]
+[targets]
+names = ["nvidia:sm_90"]
+""")
+    result = kt("tune", recipe, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    art = tmp_path / "out" / "recipe.kt"
+    trials = [json.loads(line) for line in (art / "trials.jsonl").read_text().splitlines()]
+    kinds = {t["params"]["BLOCK"]: t["failure_kind"] for t in trials}
+    assert kinds == {1024: "wrong", 2048: "wrong", 4096: "ok"}, kinds
+    wrong = [t["message"] for t in trials if t["failure_kind"] == "wrong"]
+    assert all("'M': 7, 'N': " in m and "elements fail" in m and "worst at [" in m for m in wrong), wrong
+    manifest = json.loads((art / "manifest.json").read_text())
+    assert [r["params"]["BLOCK"] for r in manifest["results"]] == [4096]
+    assert manifest["results"][0]["verification"]["tolerance"]["why"].startswith("torch.testing.assert_close")
+
+
+@pytest.mark.parametrize("value,key,says", [
+    ("inf", "problem.tolerance", "finite positive number"),
+    ("0", "problem.tolerance", "finite positive number"),
+    ('{rtol = 1e-2}', "problem.tolerance.why", "say why"),
+    ('{rtol = 1e-2, why = "x", rtool = 1}', "problem.tolerance.rtool", "unknown key"),
+    ('{rtol = -1, why = "x"}', "problem.tolerance.rtol", "finite number >= 0"),
+    ('{rtol = nan, why = "x"}', "problem.tolerance.rtol", "finite number >= 0"),
+])
+def test_a_bad_tolerance_is_one_line(write, tmp_path, value, key, says):
+    recipe = write("r.toml", f'[kernel]\ngenerator = "templates"\nname = "softmax"\n[problem]\ntolerance = {value}\n')
+    result = kt("tune", recipe, "--out", tmp_path / "art")
+    line = one_error_line(result)
+    assert result.exit_code == 2 and f"r.toml: {key}" in line and says in line, line
+    assert not (tmp_path / "art").exists()
