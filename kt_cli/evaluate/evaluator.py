@@ -20,6 +20,11 @@ if TYPE_CHECKING:
     from kt_cli.search.plan import TargetPlan
 
 
+# After these a worker starts afresh: a device fault poisons its context, a rejected candidate may
+# have patched torch or kt in it.
+RESTART_ON = ("crash", "timeout", "rejected")
+
+
 class Evaluator:
     """Runs candidates through worker pools: cross-compile (CPU), verify under the interpreter (CPU)
     or verify and time (the device). Several candidates are in flight at once, so the compile pool
@@ -130,7 +135,7 @@ class Evaluator:
 
     def _compile(self, candidate: Candidate, spec: TargetSpec) -> dict:
         return self.compile_pool.call("compile", {"source": self.source, "candidate": candidate, "target": spec},
-                                      self.timeout, restart_on=("crash", "timeout"))
+                                      self.timeout, restart_on=RESTART_ON)
 
     def _estimate(self, candidate: Candidate, spec: TargetSpec) -> dict:
         compiled = self._compile(candidate, spec)
@@ -164,7 +169,7 @@ class Evaluator:
             out = self.device_pool(plan.spec.vendor).call("verify_and_time", {
                 "source": self.source, "candidate": candidate, "target": plan.spec, "seed": self.recipe.search.seed,
                 "tolerance": self.recipe.problem.tolerance, "verify_shapes": self.verify_shapes,
-            }, self.timeout, restart_on=("crash", "timeout"))  # a device fault poisons the context: start clean
+            }, self.timeout, restart_on=RESTART_ON)  # a device fault poisons the context: start clean
         except WorkerFailure as exc:
             exc.resources = compiled["resources"]
             raise

@@ -18,7 +18,11 @@ from kt_cli.types import shape_key
 
 class IsolatedVerifier:
     def __init__(self, timeout: float):
+        from kt_cli import plugins
+
         self.timeout = timeout
+        # under the interpreter a candidate may still reach for any vendor's device objects
+        self.watched_names = tuple(dict.fromkeys(n for v in plugins.vendors().values() for n in v.watched_names()))
         self.judge_pool = WorkerPool(1, {"TRITON_INTERPRET": "1"})
         self._cases: dict = {}  # (problem path, dtype, seed, shape key, trial) -> Case
         self._tolerance: dict = {}  # (problem path, dtype) -> the problem module's TOLERANCE[dtype]
@@ -32,7 +36,7 @@ class IsolatedVerifier:
         missing = [(s, t) for s, t in runs if key(s, t) not in self._cases]
         if missing:
             made = unpack(self.judge_pool.call("make_cases", {"source": source, "runs": missing, "dtype": dtype,
-                                                              "seed": seed}, self.timeout, restart_on=("crash", "timeout")))
+                                                              "seed": seed}, self.timeout, restart_on=("crash", "timeout", "rejected")))
             for (s, t), fields in zip(missing, made["cases"]):
                 self._cases[key(s, t)] = Case(**fields)
             self._tolerance[(problem, dtype)] = made["tolerance"]
@@ -44,11 +48,12 @@ class IsolatedVerifier:
         `crash`, `timeout`) as the in-process verification does."""
         cases = self.cases(source, case_plan(shapes), dtype, seed)
         after = unpack(worker.call("launch_cases", {"source": source, "params": params, "options": {},
-                                                    "inputs": pack([c.inputs for c in cases])},
-                                   self.timeout, restart_on=("crash", "timeout")))
+                                                    "inputs": pack([c.inputs for c in cases]),
+                                                    "watched_names": self.watched_names},
+                                   self.timeout, restart_on=("crash", "timeout", "rejected")))
         judge = Judge(tolerance_for(dtype, self._tolerance.get((source.problem().path, dtype)), recipe_tolerance))
         try:
-            for case, tensors in zip(cases, after):
+            for case, tensors in zip([*cases, cases[0]], after):  # the last run repeats the first
                 judge.judge(case, tensors)
         except WrongResult as exc:
             raise WorkerFailure("wrong", str(exc)) from None

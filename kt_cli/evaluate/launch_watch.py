@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import os
 import sys
 from typing import Iterator
@@ -38,8 +39,14 @@ diagonal flatten unflatten _to_copy to clone contiguous copy_ fill_ zero_ set_ r
 is_contiguous is_pinned stride size sym_size sym_stride sym_numel sym_storage_offset numel dim
 _local_scalar_dense item is_same_size is_nonzero _has_compatible_shallow_copy_type
 """.split())
-TIME_NAMES = ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns",
-              "process_time", "process_time_ns", "thread_time", "thread_time_ns", "sleep")
+# tensor methods that hand the data to something torch cannot see (numpy, Python lists)
+LEAVES_TORCH = frozenset({"numpy", "tolist", "__array__", "__dlpack__"})
+TIME_NAMES = tuple(f"time.{n}" for n in (
+    "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns", "process_time",
+    "process_time_ns", "thread_time", "thread_time_ns", "sleep"))
+# work done where the watch cannot see it: other threads and processes
+ELSEWHERE_NAMES = ("threading.Thread.start", "_thread.start_new_thread", "subprocess.Popen", "os.system",
+                   "os.fork", "os.posix_spawn", "multiprocessing.Process.start")
 _TRITON_DIR = None
 
 
@@ -62,6 +69,68 @@ def _inside_triton() -> bool:
     return False
 
 
+# What a candidate must not replace: kt's judging and timing code, torch's namespaces (the reference
+# computes with them), the clocks. Their identities are taken when a worker starts, before any
+# candidate code runs in it, and compared after a module is imported and after every watched launch.
+GUARDED_MODULES = ("kt_cli.evaluate.verify", "kt_cli.evaluate.timing", "kt_cli.evaluate.launch_watch",
+                   "kt_cli.evaluate.requests", "kt_cli.kernel", "torch", "torch.nn.functional", "torch.linalg",
+                   "torch.special", "torch.fft", "time", "threading")
+GUARDED_CLASSES = ("torch.Tensor", "kt_cli.evaluate.verify.Judge", "kt_cli.evaluate.timing.EventTimer")
+
+
+class Pristine:
+    """Identities of the guarded functions and classes' members, as they were before any candidate."""
+
+    def __init__(self):
+        self.entries: dict[str, tuple] = {}  # dotted name -> (owner, attribute, id of the stored object)
+        self._owners: set = set()
+
+    def take(self, extra_names: tuple = ()) -> None:
+        """Remember what is not remembered yet (vendor names are added once the vendor is known)."""
+        if not self._owners:  # entering a dispatch mode the first time imports torch._dynamo, which
+            import torch      # replaces torch.manual_seed: let that happen before the snapshot
+
+            watch = LaunchWatch()
+            with _tensor_ops(watch), _leaving_torch(watch):
+                torch.ones(1).add(1)
+        for module_name in GUARDED_MODULES:
+            try:
+                self._remember_members(module_name, importlib.import_module(module_name))
+            except ImportError:
+                continue
+        for dotted in (*GUARDED_CLASSES, *extra_names):
+            found = resolve(dotted, static=True)
+            if found is not None and dotted not in self.entries:
+                self.entries[dotted] = (found[0], found[1], id(found[2]))
+                if isinstance(found[2], type):
+                    self._remember_members(dotted, found[2])
+
+    def _remember_members(self, prefix: str, owner) -> None:
+        if prefix in self._owners:
+            return
+        self._owners.add(prefix)
+        for name, value in list(vars(owner).items()):
+            if callable(value) and not name.startswith("__") or name in ("__eq__", "__torch_function__"):
+                self.entries[f"{prefix}.{name}"] = (owner, name, id(value))
+
+    def replaced(self) -> list[str]:
+        """The guarded names whose object is no longer the one remembered."""
+        missing = object()
+        return [dotted for dotted, (owner, name, ident) in self.entries.items()
+                if id(inspect.getattr_static(owner, name, missing)) != ident]
+
+
+PRISTINE = Pristine()
+
+
+def check_pristine(when: str) -> None:
+    """Reject a candidate that replaced what kt judges and times with (a patch of torch or of kt)."""
+    replaced = PRISTINE.replaced()
+    if replaced:
+        raise WorkerFailure("rejected", f"{when} replaced {', '.join(replaced[:4])}: a candidate may not patch "
+                                        "torch, the clocks or kt's own verification and timing")
+
+
 class LaunchWatch:
     """What one launch did that a kernel launch must not: `findings` lists it in words."""
 
@@ -77,10 +146,12 @@ class LaunchWatch:
     def watching(self) -> Iterator["LaunchWatch"]:
         with contextlib.ExitStack() as stack:
             stack.enter_context(_tensor_ops(self))
+            stack.enter_context(_leaving_torch(self))
             stack.enter_context(_stream_check(self))
-            for dotted in (*(f"time.{n}" for n in TIME_NAMES), *self.watched_names):
+            for dotted in (*TIME_NAMES, *ELSEWHERE_NAMES, *self.watched_names):
                 stack.enter_context(_tripwire(self, dotted))
             yield self
+        check_pristine("the launch")
 
     def verdict(self) -> None:
         """Raise the candidate's rejection if the launch did anything but launch its kernels."""
@@ -101,6 +172,21 @@ def _tensor_ops(watch: LaunchWatch):
             return func(*args, **(kwargs or {}))
 
     with Ops():
+        yield
+
+
+@contextlib.contextmanager
+def _leaving_torch(watch: LaunchWatch):
+    from torch.overrides import TorchFunctionMode
+
+    class Leaving(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            name = getattr(func, "__name__", "")
+            if name in LEAVES_TORCH and not _inside_triton():
+                watch.note(f"took tensor data out of torch (.{name}(): computing where kt cannot see)")
+            return func(*args, **(kwargs or {}))
+
+    with Leaving():
         yield
 
 
@@ -129,20 +215,39 @@ def _stream_check(watch: LaunchWatch):
         active.get_current_stream = original
 
 
+def resolve(dotted: str, static: bool = False):
+    """(owner, attribute name, value) of `package.module.Class.attr`, or None when it does not exist.
+    `static`: the object as stored (a classmethod itself, not a new bound method on every lookup)."""
+    get = inspect.getattr_static if static else getattr
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            owner = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for name in parts[cut:-1]:
+                owner = getattr(owner, name)
+            return owner, parts[-1], get(owner, parts[-1])
+        except AttributeError:
+            return None
+    return None
+
+
 @contextlib.contextmanager
 def _tripwire(watch: LaunchWatch, dotted: str):
-    module_name, _, attr = dotted.rpartition(".")
-    try:
-        owner = importlib.import_module(module_name)
-        original = getattr(owner, attr)
-    except (ImportError, AttributeError):
+    found = resolve(dotted)
+    if found is None:
         yield
         return
+    owner, attr, original = found
 
     def tripped(*args, **kwargs):
-        if not _inside_triton():
-            watch.note(f"used {dotted} (timers, events and streams belong to kt)")
-        return original(*args, **kwargs)
+        if _inside_triton():
+            return original(*args, **kwargs)
+        why = f"used {dotted} (timers, events, streams, threads and processes belong to kt)"
+        watch.note(why)
+        raise WorkerFailure("rejected", f"the launch {why}")
 
     setattr(owner, attr, tripped)
     try:

@@ -22,6 +22,8 @@ def _serve(conn, env: dict) -> None:
     sys.stdout = sys.stderr  # a kernel's prints must not mix with the parent's progress output
     try:
         from kt_cli.evaluate import requests as execute
+
+        execute.prepare_worker()
     except BaseException as exc:  # pragma: no cover - reported to the parent as a crash
         conn.send(("error", ("crash", f"worker could not start: {exc!r}")))
         return

@@ -8,6 +8,17 @@ import time
 from kt_cli.kernel import Kernel, KernelModuleError, record_launches, signature_of
 from kt_cli.types import Resources
 from kt_cli.evaluate.failure import WorkerFailure
+from kt_cli.evaluate.launch_watch import PRISTINE, check_pristine
+
+def _every_vendors_watched_names() -> tuple:
+    from kt_cli import plugins
+
+    return tuple(dict.fromkeys(n for v in plugins.vendors().values() for n in v.watched_names()))
+
+
+def prepare_worker() -> None:
+    """Called once when a worker process starts, before it runs any candidate code."""
+    PRISTINE.take(_every_vendors_watched_names())
 
 _kernels: dict = {}
 _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen for that problem
@@ -26,6 +37,7 @@ def _kernel(source) -> Kernel:
             _kernels[key] = Kernel.load(source)
         except KernelModuleError as exc:
             raise WorkerFailure("bad_input", str(exc)) from None
+        check_pristine(f"importing {source.path}")
     return _kernels[key]
 
 
@@ -92,6 +104,7 @@ def compile_candidate(source, candidate, target) -> dict:
         launches = record_launches(kernel, candidate.shape, candidate.dtype, params, options)
     except Exception as exc:
         raise WorkerFailure("invalid", f"launch function rejected the params: {type(exc).__name__}: {exc}") from None
+    check_pristine("the launch")  # recording ran the candidate's launch code in this (shared) worker
     if not launches:
         raise WorkerFailure("invalid", "launch function launched no kernel")
     worst: Resources | None = None
@@ -167,17 +180,20 @@ def make_cases(source, runs: list, dtype: str, seed: int) -> bytes:
     return pack({"cases": [vars(c) for c in cases], "tolerance": problem.attr("TOLERANCE", {}).get(dtype)})
 
 
-def launch_cases(source, params: dict, options: dict, inputs: bytes) -> bytes:
-    """The candidate's side: launch on each run's inputs under the launch watch and return what the
-    tensors hold afterwards; judging happens in the process that asked."""
+def launch_cases(source, params: dict, options: dict, inputs: bytes, watched_names: tuple = ()) -> bytes:
+    """The candidate's side: launch on each run's inputs under the launch watch, then on the first
+    run's again (a launch must be repeatable: one that works only on its first calls fails), and
+    return what the tensors hold afterwards; judging happens in the process that asked."""
     from kt_cli.evaluate.interpreter_fixes import apply as fix_interpreter
     from kt_cli.evaluate.verify import launch_watched, pack, unpack
 
     fix_interpreter()
+    PRISTINE.take(watched_names)
     kernel = _kernel(source)
     runs = unpack(inputs)
+    runs.append({k: v.clone() if hasattr(v, "clone") else v for k, v in runs[0].items()})  # once more, last
     for run in runs:
-        launch_watched(kernel, run, params, options)
+        launch_watched(kernel, run, params, options, watched_names)
     return pack(runs)
 
 
@@ -213,6 +229,7 @@ def verify_and_time(source, candidate, target, seed: int, tolerance, verify_shap
 
     vendor = plugins.vendor(target.vendor)
     _refuse_unrunnable(vendor, candidate.params, target)
+    PRISTINE.take(vendor.watched_names())
     kernel = _kernel(source)
     params, options = split_params(candidate.params, target.launch_options)
     device, runtime = _present(vendor, target)
@@ -274,6 +291,7 @@ def recheck(source, target, device_index: int, shape: dict, params: dict, dtype:
     from kt_cli.kernel import Tensors
 
     vendor = plugins.vendor(target.vendor)
+    PRISTINE.take(vendor.watched_names())
     kernel = _kernel(source)
     kernel_params, options = split_params(params, target.launch_options)
     device, runtime = _present(vendor, target, device_index)

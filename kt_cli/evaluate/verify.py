@@ -130,8 +130,9 @@ def case_seed(seed: int, trial: int) -> int:
 
 
 def case_plan(shapes: list[dict], trials: int = 3) -> list[tuple[dict, int]]:
-    """(shape, trial) of every run: `trials` at least, every shape at least once."""
-    return [(shapes[t % len(shapes)], t) for t in range(max(trials, len(shapes)))]
+    """(shape, trial) of every run: `trials` at least, every shape once and the first shape again on
+    other inputs (a result cached per shape does not follow its new inputs)."""
+    return [(shapes[t % len(shapes)], t) for t in range(max(trials, len(shapes) + 1))]
 
 
 def make_case(problem, shape: dict, dtype: str, device: str, seed: int) -> Case:

@@ -1,0 +1,93 @@
+"""The adversarial suite: every planted candidate of tests/cheats.py ends `wrong` or `rejected`, in
+static mode (interpreter verification, judged outside the candidate's process) and in measured mode
+on the fake CPU device (verification, the launch watch and the timed-output check in the device
+worker). The honest module beside them ends `ok`, so the suite cannot pass by rejecting everything."""
+
+import pytest
+
+from tests.cheats import CHEATS, HONEST, OUTLIVES_ITS_ROUND
+
+SHAPE = {"M": 64, "N": 1000}
+PARAMS = {"BLOCK": 512}
+RECIPE = """
+[kernel]
+generator = "dsl"
+file = "honest.py"
+[problem]
+dtype = "float32"
+shapes = [{M = 64, N = 1000}]
+[search]
+trials = 1
+timeout = 120
+[search.space]
+BLOCK = [512]
+"""
+
+
+def evaluate_all(tmp_path, target: str, modules: dict) -> dict:
+    """{name: (failure kind, message)} of each module at SHAPE, one Evaluator, a module after another."""
+    from kt_cli.kernel import KernelSource
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.search.plan import plan_targets
+    from kt_cli.evaluate.evaluator import Evaluator
+
+    (tmp_path / "honest.py").write_text(HONEST)
+    (tmp_path / "r.toml").write_text(RECIPE)
+    recipe = load_recipe(tmp_path / "r.toml")
+    plan = plan_targets(recipe, (target,))[0]
+    out = {}
+    evaluator = None
+    try:
+        for name, text in modules.items():
+            path = tmp_path / f"{name}.py"
+            path.write_text(text)
+            source = KernelSource(str(path), "dsl", name)
+            if evaluator is None:
+                evaluator = Evaluator(source, recipe, [], recipe.search.timeout)
+            evaluator.use(source)
+            try:
+                evaluator.inspect_module([SHAPE])
+            except Exception as exc:  # noqa: BLE001 - a module kt refuses to load is refused, with its reason
+                out[name] = ("rejected" if "rejected" in str(exc) else "bad_input", str(exc))
+                continue
+            result = evaluator.evaluate(plan, SHAPE, PARAMS)
+            out[name] = (result.failure_kind, result.message)
+    finally:
+        if evaluator is not None:
+            evaluator.close()
+    return out
+
+
+def assert_caught(verdicts: dict) -> None:
+    assert verdicts.pop("honest")[0] == "ok"
+    assert verdicts.pop("honest_after_a_lasting_patch")[0] == "ok"  # nothing survives into another module
+    for name, (kind, message) in verdicts.items():
+        print(f"{name:32} {kind:9} {message[:150]}")
+    # `invalid` is kt refusing to run a launch at all (here: one that computes on the data while kt
+    # records its launches with shape-only tensors); it never reaches verification, let alone a win
+    escaped = {name: v for name, v in verdicts.items() if v[0] not in ("wrong", "rejected", "invalid")}
+    assert not escaped, escaped
+    assert len(verdicts) >= 30
+
+
+def modules() -> dict:
+    return {"honest": HONEST, **CHEATS, "outlives_its_round": OUTLIVES_ITS_ROUND,
+            "honest_after_a_lasting_patch": HONEST.replace("OUTPUTS", "# another module\nOUTPUTS")}
+
+
+def test_every_planted_candidate_ends_wrong_or_rejected_in_static_mode(tmp_path):
+    assert_caught(evaluate_all(tmp_path, "nvidia:sm_90", modules()))
+
+
+def test_every_planted_candidate_ends_wrong_or_rejected_in_measured_mode(fake_device, tmp_path):
+    assert_caught(evaluate_all(tmp_path, "fake:cpu", modules()))
+
+
+@pytest.mark.gpu
+def test_every_planted_candidate_ends_wrong_or_rejected_on_the_gpu(tmp_path):
+    from kt_cli import plugins
+
+    devices = [d for d in plugins.devices() if d.target.startswith("nvidia:")]
+    if not devices:
+        pytest.skip("no NVIDIA GPU")
+    assert_caught(evaluate_all(tmp_path, devices[0].target, modules()))
