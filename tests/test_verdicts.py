@@ -9,51 +9,11 @@ import torch
 
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 from kt_cli.evaluate.verify import Tolerance, WrongResult, compare, tolerance_for
+from tests.cheats import CHEATS
 from tests.helpers import kt, one_error_line
 
 # A row softmax whose program covers its row with one block: right only when BLOCK >= N.
-ROW_SOFTMAX = '''
-import torch
-import triton
-import triton.language as tl
-
-OUTPUTS = ("y",)
-VERIFY_SHAPES = [{"M": 7, "N": 300}, {"M": 3, "N": 1000}]
-
-
-@triton.jit
-def row_softmax(y_ptr, x_ptr, n, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=-float("inf"))
-    e = tl.exp(x - tl.max(x, 0))
-    tl.store(y_ptr + row * n + cols, e / tl.sum(e, 0), mask=cols < n)
-
-
-def make_inputs(shape, dtype, t):
-    return {"x": t.randn(shape["M"], shape["N"], dtype=dtype), "y": t.empty(shape["M"], shape["N"], dtype=dtype)}
-
-
-def reference(inputs):
-    return {"y": torch.softmax(inputs["x"].double(), -1)}
-
-
-def launch(k, inputs, params):
-    m, n = inputs["x"].shape
-    k.row_softmax[(m,)](inputs["y"], inputs["x"], n, BLOCK=params["BLOCK"])
-
-
-def flops(shape, dtype):
-    return 4.0 * shape["M"] * shape["N"]
-
-
-def bytes_moved(shape, dtype):
-    return 2.0 * shape["M"] * shape["N"] * dtype.itemsize
-
-
-def shape_of(inputs):
-    return dict(zip("MN", inputs["x"].shape))
-'''
+ROW_SOFTMAX = CHEATS["right_only_at_small_shapes"]
 
 
 def softmax_rows(rows: int, cols: int):

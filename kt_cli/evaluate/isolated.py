@@ -11,6 +11,7 @@ Cases are made once per (shape, trial) and reused by every candidate of the prob
 from __future__ import annotations
 
 from kt_cli.evaluate.failure import WorkerFailure
+from kt_cli.evaluate.launch_watch import every_watched_name
 from kt_cli.evaluate.pool import WorkerPool
 from kt_cli.evaluate.verify import Case, Judge, WrongResult, case_plan, pack, tolerance_for, unpack
 from kt_cli.types import shape_key
@@ -18,11 +19,9 @@ from kt_cli.types import shape_key
 
 class IsolatedVerifier:
     def __init__(self, timeout: float):
-        from kt_cli import plugins
-
         self.timeout = timeout
         # under the interpreter a candidate may still reach for any vendor's device objects
-        self.watched_names = tuple(dict.fromkeys(n for v in plugins.vendors().values() for n in v.watched_names()))
+        self.watched_names = every_watched_name()
         self.judge_pool = WorkerPool(1, {"TRITON_INTERPRET": "1"})
         self._cases: dict = {}  # (problem path, dtype, seed, shape key, trial) -> Case
         self._tolerance: dict = {}  # (problem path, dtype) -> the problem module's TOLERANCE[dtype]

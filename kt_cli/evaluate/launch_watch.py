@@ -123,6 +123,13 @@ class Pristine:
 PRISTINE = Pristine()
 
 
+def every_watched_name() -> tuple:
+    """Vendor.watched_names of every registered vendor, once each."""
+    from kt_cli import plugins
+
+    return tuple(dict.fromkeys(n for v in plugins.vendors().values() for n in v.watched_names()))
+
+
 def check_pristine(when: str) -> None:
     """Reject a candidate that replaced what kt judges and times with (a patch of torch or of kt)."""
     replaced = PRISTINE.replaced()

@@ -8,17 +8,11 @@ import time
 from kt_cli.kernel import Kernel, KernelModuleError, record_launches, signature_of
 from kt_cli.types import Resources
 from kt_cli.evaluate.failure import WorkerFailure
-from kt_cli.evaluate.launch_watch import PRISTINE, check_pristine
-
-def _every_vendors_watched_names() -> tuple:
-    from kt_cli import plugins
-
-    return tuple(dict.fromkeys(n for v in plugins.vendors().values() for n in v.watched_names()))
-
+from kt_cli.evaluate.launch_watch import PRISTINE, check_pristine, every_watched_name
 
 def prepare_worker() -> None:
     """Called once when a worker process starts, before it runs any candidate code."""
-    PRISTINE.take(_every_vendors_watched_names())
+    PRISTINE.take(every_watched_name())
 
 _kernels: dict = {}
 _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen for that problem
@@ -188,7 +182,6 @@ def launch_cases(source, params: dict, options: dict, inputs: bytes, watched_nam
     from kt_cli.evaluate.verify import launch_watched, pack, unpack
 
     fix_interpreter()
-    PRISTINE.take(watched_names)
     kernel = _kernel(source)
     runs = unpack(inputs)
     runs.append({k: v.clone() if hasattr(v, "clone") else v for k, v in runs[0].items()})  # once more, last
@@ -229,7 +222,6 @@ def verify_and_time(source, candidate, target, seed: int, tolerance, verify_shap
 
     vendor = plugins.vendor(target.vendor)
     _refuse_unrunnable(vendor, candidate.params, target)
-    PRISTINE.take(vendor.watched_names())
     kernel = _kernel(source)
     params, options = split_params(candidate.params, target.launch_options)
     device, runtime = _present(vendor, target)
@@ -291,7 +283,6 @@ def recheck(source, target, device_index: int, shape: dict, params: dict, dtype:
     from kt_cli.kernel import Tensors
 
     vendor = plugins.vendor(target.vendor)
-    PRISTINE.take(vendor.watched_names())
     kernel = _kernel(source)
     kernel_params, options = split_params(params, target.launch_options)
     device, runtime = _present(vendor, target, device_index)
