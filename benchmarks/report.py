@@ -83,8 +83,10 @@ def render(reports: list[dict]) -> str:
                                  f"SM {c.get('sm_throughput_pct', 0):.0f}%, tensor pipe {c.get('tensor_pipe_pct', 0):.0f}%; "
                                  f"top stalls: {', '.join(c.get('top_stalls', []))}")
             for s in k.get("stability", []):
+                ratio = (f" (× eager: {min(s['ratios']):.2f}–{max(s['ratios']):.2f}, spread {s['ratio_spread']:.1%})"
+                         if s.get("ratios") else "")
                 notes.append(f"- stability, {k['recipe']} {s['shape']}: best config in {len(s['medians'])} fresh "
-                             f"processes spread {s['spread']:.1%} median to median.")
+                             f"processes spread {s['spread']:.1%} median to median{ratio}.")
         lines += [""] + notes + [""]
     return "\n".join(lines)
 

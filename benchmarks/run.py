@@ -34,7 +34,14 @@ def environment() -> dict:
     from kt_cli.plugins import devices
 
     device = devices()[0]
-    return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
+    try:  # which physical GPU (runs on lent machines land on different ones)
+        import subprocess
+
+        uuid = subprocess.run(["nvidia-smi", "--query-gpu=uuid", "--format=csv,noheader", "-i", str(device.index)],
+                              capture_output=True, text=True, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        uuid = None
+    return {"gpu_uuid": uuid, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"),
             "device": device.name, "target": device.target, "driver": device.info.get("driver"),
             "cuda": torch.version.cuda, "torch": torch.__version__, "triton": triton.__version__, "kt": __version__}
 
@@ -94,8 +101,9 @@ def found_after(storage_url: str, wall_start) -> dict:
     return out
 
 
-def stability(artifact: str, processes: int, shapes: int) -> list[dict]:
-    """The best config of each problem re-measured in `processes` fresh worker processes."""
+def stability(artifact: str, processes: int, shapes: int, progress=None) -> list[dict]:
+    """The best config of each problem re-measured in `processes` fresh worker processes; `progress` is
+    called with the figures so far after every process (a job cut short keeps what it measured)."""
     from kt_cli.artifact.store import read
     from kt_cli.kernel import KernelSource
     from kt_cli.plugins import devices, target
@@ -112,15 +120,20 @@ def stability(artifact: str, processes: int, shapes: int) -> list[dict]:
             continue
         candidate = Candidate(source.path, entry["params"], device.target, entry["shape"], manifest["dtype"],
                               "measured")
-        medians = []
+        medians, ratios = [], []
+        row = {"shape": entry["shape_key"], "medians": medians, "ratios": ratios, "spread": 0.0, "ratio_spread": 0.0}
+        out.append(row)
         for _ in range(processes):
             with Worker() as worker:
                 result = worker.call("verify_and_time", {"source": source, "candidate": candidate, "target": target(device.target),
                                                  "seed": 1, "tolerance": None,
                                                  "verify_shapes": entry["verification"].get("shapes", [])[-1:]}, 600)
             medians.append(result["stats"]["median"])
-        out.append({"shape": entry["shape_key"], "medians": medians,
-                    "spread": max(medians) / min(medians) - 1})
+            ratios.append(result["baseline"]["median"] / result["stats"]["median"])
+            row.update(spread=max(medians) / min(medians) - 1, ratio_spread=max(ratios) / min(ratios) - 1,
+                       method=result["stats"].get("method"))
+            if progress is not None:
+                progress(out)
     return out
 
 
@@ -148,7 +161,12 @@ def main() -> None:
             entry["anchors"] = anchors.for_recipe(name, entry, compile_anchor=args.compile_anchor,
                                                   autotune=args.autotune)
             if args.stability:
-                entry["stability"] = stability(entry["artifact"], args.stability, args.stability_shapes)
+                def progress(rows, entry=entry):
+                    entry["stability"] = rows
+                    Path(args.json).write_text(json.dumps({**report, "kernels": report["kernels"] + [entry]},
+                                                          indent=1, default=str))
+
+                entry["stability"] = stability(entry["artifact"], args.stability, args.stability_shapes, progress)
         except Exception as exc:  # one kernel's failure is reported, the others still run
             entry = {"recipe": name, "error": f"{type(exc).__name__}: {exc}", "trace": traceback.format_exc()[-2000:]}
             print(entry["trace"], flush=True)
