@@ -98,9 +98,10 @@ def stability(artifact: str, processes: int, shapes: int) -> list[dict]:
     """The best config of each problem re-measured in `processes` fresh worker processes."""
     from kt_cli.artifact.store import read
     from kt_cli.kernel import KernelSource
-    from kt_cli.plugins import devices, target
+    from kt_cli.plugins import devices, target, vendor
     from kt_cli.types import Candidate
-    from kt_cli.evaluate.pool import Worker
+    from kt_cli.evaluate.isolated import IsolatedVerifier
+    from kt_cli.evaluate.pool import WorkerPool
 
     manifest = read(artifact)
     source = KernelSource(str(Path(artifact) / manifest["kernel"]["source_file"]), manifest["kernel"]["generator"],
@@ -112,12 +113,16 @@ def stability(artifact: str, processes: int, shapes: int) -> list[dict]:
             continue
         candidate = Candidate(source.path, entry["params"], device.target, entry["shape"], manifest["dtype"],
                               "measured")
-        medians = []
-        for _ in range(processes):
-            with Worker() as worker:
-                result = worker.call("verify_and_time", {"source": source, "candidate": candidate, "target": target(device.target),
-                                                 "seed": 1, "tolerance": None,
-                                                 "verify_shapes": entry["verification"].get("shapes", [])[-1:]}, 600)
+        medians, spec = [], target(device.target)
+        shapes = [entry["shape"]] + entry["verification"].get("shapes", [])[-1:]
+        for _ in range(processes):  # a fresh worker and judge each time
+            env = vendor(spec.vendor).worker_env()
+            worker, judge = WorkerPool(1, env), IsolatedVerifier(600, env, spec)
+            try:
+                _, result = judge.verify_and_time(worker, source, candidate, shapes, seed=1)
+            finally:
+                worker.stop()
+                judge.stop()
             medians.append(result["stats"]["median"])
         out.append({"shape": entry["shape_key"], "medians": medians,
                     "spread": max(medians) / min(medians) - 1})
