@@ -20,7 +20,7 @@ _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen
 
 
 def dispatch(op: str, payload: dict):
-    return {"inspect_module": inspect_module, "compile": compile_candidate, "verify": verify,
+    return {"inspect_module": inspect_module, "compile": compile_candidate,
             "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
             "time_held": time_held, "ceilings": ceilings, "recheck": recheck}[op](**payload)
 
@@ -144,19 +144,6 @@ def limit_breach(resources: Resources, target) -> str:
     if resources.programs_per_unit < 1:
         return f"does not fit on one unit of {target.name} ({resources.limiter or 'resources'})"
     return ""
-
-
-def verify(source, params: dict, options: dict, shapes: list, dtype: str, seed: int, tolerance) -> dict:
-    """Correctness on the CPU (a worker started with TRITON_INTERPRET=1) or on the worker's device."""
-    from kt_cli.evaluate.interpreter_fixes import apply as fix_interpreter
-    from kt_cli.evaluate.verify import WrongResult, verify_candidate
-
-    fix_interpreter()
-    kernel = _kernel(source)
-    try:
-        return verify_candidate(kernel, params, options, shapes, dtype, "cpu", seed, tolerance).to_json()
-    except WrongResult as exc:
-        raise WorkerFailure("wrong", str(exc)) from None
 
 
 _HELD = None  # the judge worker's HeldCases
