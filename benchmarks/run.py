@@ -106,9 +106,10 @@ def stability(artifact: str, processes: int, shapes: int, progress=None) -> list
     called with the figures so far after every process (a job cut short keeps what it measured)."""
     from kt_cli.artifact.store import read
     from kt_cli.kernel import KernelSource
-    from kt_cli.plugins import devices, target
+    from kt_cli.plugins import devices, target, vendor
     from kt_cli.types import Candidate
-    from kt_cli.evaluate.pool import Worker
+    from kt_cli.evaluate.isolated import IsolatedVerifier
+    from kt_cli.evaluate.pool import WorkerPool
 
     manifest = read(artifact)
     source = KernelSource(str(Path(artifact) / manifest["kernel"]["source_file"]), manifest["kernel"]["generator"],
@@ -120,14 +121,18 @@ def stability(artifact: str, processes: int, shapes: int, progress=None) -> list
             continue
         candidate = Candidate(source.path, entry["params"], device.target, entry["shape"], manifest["dtype"],
                               "measured")
-        medians, ratios = [], []
+        medians, ratios, spec = [], [], target(device.target)
         row = {"shape": entry["shape_key"], "medians": medians, "ratios": ratios, "spread": 0.0, "ratio_spread": 0.0}
         out.append(row)
-        for _ in range(processes):
-            with Worker() as worker:
-                result = worker.call("verify_and_time", {"source": source, "candidate": candidate, "target": target(device.target),
-                                                 "seed": 1, "tolerance": None,
-                                                 "verify_shapes": entry["verification"].get("shapes", [])[-1:]}, 600)
+        shapes = [entry["shape"]] + entry["verification"].get("shapes", [])[-1:]
+        for _ in range(processes):  # a fresh worker and judge each time
+            env = vendor(spec.vendor).worker_env()
+            worker, judge = WorkerPool(1, env), IsolatedVerifier(600, env, spec)
+            try:
+                _, result = judge.verify_and_time(worker, source, candidate, shapes, seed=1)
+            finally:
+                worker.stop()
+                judge.stop()
             medians.append(result["stats"]["median"])
             ratios.append(result["baseline"]["median"] / result["stats"]["median"])
             row.update(spread=max(medians) / min(medians) - 1, ratio_spread=max(ratios) / min(ratios) - 1,

@@ -142,6 +142,10 @@ launch = _make_launch()
         launch=LAUNCH.replace(f"    {HONEST_CALL}", f"    {HONEST_CALL}\n    y.zero_()")),
     "patches_kt_verification": launch_body(
         "    import kt_cli.evaluate.verify as v\n    v.compare = lambda *a, **k: (0.0, 0.0)\n    y.zero_()\n"),
+    "overwrites_the_reference_in_memory": launch_body(
+        "    import gc\n    for o in gc.get_objects():\n"
+        "        if isinstance(o, torch.Tensor) and o is not y and o is not x and o.shape == y.shape:\n"
+        "            o.zero_()\n    y.zero_()\n"),
     "patches_tensor_equality": module(prelude="\ntorch.Tensor.__eq__ = lambda a, b: torch.ones_like(a, dtype=torch.bool)\n",
                                       launch=LAUNCH.replace(f"    {HONEST_CALL}", f"    {HONEST_CALL}\n    y.zero_()")),
 }

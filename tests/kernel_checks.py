@@ -8,7 +8,8 @@ import functools
 from kt_cli.kernel import KernelSource
 from kt_cli.plugins import target as target_spec
 from kt_cli.types import Candidate
-from kt_cli.evaluate.pool import Worker
+from kt_cli.evaluate.isolated import IsolatedVerifier
+from kt_cli.evaluate.pool import Worker, WorkerPool
 
 _workers: dict = {}
 
@@ -23,6 +24,15 @@ def stop_workers() -> None:
     for w in _workers.values():
         w.stop()
     _workers.clear()
+
+
+def verify_source(source: KernelSource, params: dict, shapes: list, dtype: str) -> dict:
+    """Interpreter verification as `kt tune` does it: judged by a worker that loads only the problem,
+    the launches in a worker of their own (raises WorkerFailure, kind 'wrong', on a wrong result)."""
+    if "judge" not in _workers:
+        _workers["judge"] = IsolatedVerifier(600, {"TRITON_INTERPRET": "1"})
+        _workers["launches"] = WorkerPool(1, {"TRITON_INTERPRET": "1"})
+    return _workers["judge"].verify(_workers["launches"], source, params, {}, shapes, dtype, 0)
 
 
 @functools.lru_cache(maxsize=None)
@@ -64,8 +74,7 @@ def verify(name: str, dtype: str, params: dict, shapes: list | None = None) -> d
     kernel_params, _ = split_params(params, ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu",
                                              "matrix_instr_nonkdim", "kpack"))
     shapes = shapes or inspect_module(name, dtype, [])["verify_shapes"]
-    return worker(True).call("verify", {"source": template(name), "params": kernel_params, "options": {},
-                                        "shapes": shapes, "dtype": dtype, "seed": 0, "tolerance": None}, 600)
+    return verify_source(template(name), kernel_params, shapes, dtype)
 
 
 def compile_for(name: str, target: str, shape: dict, dtype: str, params: dict) -> dict:

@@ -1,7 +1,8 @@
 """The adversarial suite: every planted candidate of tests/cheats.py ends `wrong` or `rejected`, in
-static mode (interpreter verification, judged outside the candidate's process) and in measured mode
-on the fake CPU device (verification, the launch watch and the timed-output check in the device
-worker). The honest module beside them ends `ok`, so the suite cannot pass by rejecting everything."""
+static mode (interpreter verification) and in measured mode on the fake CPU device (verification, the
+launch watch and the timed-output check), judged each time by a worker that loads only the problem's
+module, as generated code is (kt_cli.evaluate.isolated). The honest module beside them ends `ok`, so
+the suite cannot pass by rejecting everything."""
 
 import pytest
 
@@ -41,7 +42,8 @@ def evaluate_all(tmp_path, target: str, modules: dict) -> dict:
         for name, text in modules.items():
             path = tmp_path / f"{name}.py"
             path.write_text(text)
-            source = KernelSource(str(path), "dsl", name)
+            # judged by the honest module's problem, as a model's module is judged by its task's
+            source = KernelSource(str(path), "dsl", name, problem_path=str(tmp_path / "honest.py"))
             if evaluator is None:
                 evaluator = Evaluator(source, recipe, [], recipe.search.timeout)
             evaluator.use(source)

@@ -9,7 +9,7 @@ import pytest
 from kt_cli.kernel import KernelSource, Tensors, import_module
 from kt_cli.recipe.parse import load_recipe
 from kt_cli.evaluate.failure import WorkerFailure
-from tests.kernel_checks import compile_for, first_valid_params, stop_workers, template, verify, worker
+from tests.kernel_checks import compile_for, first_valid_params, stop_workers, template, verify, verify_source
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNELS = ("layernorm", "rmsnorm", "axpy", "gemv", "spmv", "jacobi2d", "cg")
@@ -24,9 +24,7 @@ def _workers():
 def verify_file(path: Path, dtype: str, params: dict) -> dict:
     """Interpreter verification of a kernel module outside the library, through kt's worker."""
     source = KernelSource(str(path), "templates", path.stem)
-    shapes = import_module(str(path)).VERIFY_SHAPES
-    return worker(True).call("verify", {"source": source, "params": params, "options": {}, "shapes": shapes,
-                                        "dtype": dtype, "seed": 0, "tolerance": None}, 600)
+    return verify_source(source, params, import_module(str(path)).VERIFY_SHAPES, dtype)
 
 
 def assert_passes(result: dict) -> None:

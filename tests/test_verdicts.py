@@ -55,6 +55,29 @@ def test_an_rms_term_covers_cancellation_but_not_a_zeroed_element():
         compare(out, ref, Tolerance(1e-6, 1e-6, "sum over K", rms=1e-4))
 
 
+def test_causal_attention_rounding_passes_at_the_recipe_shape_and_a_zeroed_row_does_not():
+    # the attention recipe's causal problem, one batch: its first rows average a few values and are far
+    # larger than its last ones, so the rms term must scale with each row's size, not the whole output's
+    # (with one RMS for all, this honest rounding failed on an H100 for every candidate)
+    import math
+
+    from plugins.kt_templates.kernels.attention import TOLERANCE
+
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 4, 4096, 128, generator=gen).bfloat16().float() for _ in range(3))
+    scores = (q @ k.transpose(-1, -2) / math.sqrt(128)).masked_fill(~torch.ones(4096, 4096, dtype=torch.bool).tril(),
+                                                                     -math.inf)
+    ref = torch.softmax(scores, -1) @ v
+    p = torch.exp(scores - scores.amax(-1, keepdim=True))
+    out = ((p.bfloat16().float() @ v) / p.sum(-1, keepdim=True)).bfloat16()  # P rounded, as the kernel does
+    del scores, p
+    tol = tolerance_for("bfloat16", TOLERANCE["bfloat16"])
+    compare(out, ref, tol)
+    out[0, 1, 2000] = 0
+    with pytest.raises(WrongResult, match=r"worst at \[0, 1, 2000, "):
+        compare(out, ref, tol)
+
+
 def test_tolerance_precedence_recipe_then_kernel_then_default():
     assert tolerance_for("float32").rtol == 1.3e-6 and "assert_close" in tolerance_for("float32").why
     kernel = {"rtol": 2e-3, "atol": 1e-5, "why": "fp32 sum over K"}

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from kt_cli.errors import BadInput
 from kt_cli.types import Candidate, TargetSpec, TrialResult, shape_key
-from kt_cli.evaluate.failure import WorkerFailure
+from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.pool import WorkerPool
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
@@ -18,11 +18,6 @@ from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 if TYPE_CHECKING:
     from kt_cli.recipe.parse import Recipe
     from kt_cli.search.plan import TargetPlan
-
-
-# After these a worker starts afresh: a device fault poisons its context, a rejected candidate may
-# have patched torch or kt in it.
-RESTART_ON = ("crash", "timeout", "rejected")
 
 
 class Evaluator:
@@ -37,8 +32,9 @@ class Evaluator:
         # (kernel.signature_of), all compiling happens here: up to 8 workers keep ahead of one device.
         self.compile_pool = WorkerPool(compile_workers or max(1, min(8, cpus - 1)), {"TRITON_INTERPRET": "0"})
         self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})
-        self.verifier = IsolatedVerifier(timeout)
+        self.verifier = IsolatedVerifier(timeout, {"TRITON_INTERPRET": "1"})
         self.device_pools: dict[str, WorkerPool] = {}  # vendor name -> the worker that owns its device
+        self.device_judges: dict[str, IsolatedVerifier] = {}  # vendor name -> the judge on its device
         self._verified: dict = {}
         self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from inspect_module
         self.peak_dtype = recipe.problem.dtype  # which peak the kernel's FLOPs run at, from inspect_module
@@ -60,10 +56,20 @@ class Evaluator:
             self.device_pools[vendor_name] = WorkerPool(1, plugins.vendor(vendor_name).worker_env())
         return self.device_pools[vendor_name]
 
+    def device_judge(self, spec: TargetSpec) -> IsolatedVerifier:
+        """The judge worker on `spec`'s device: it holds every problem's inputs and reference outputs there."""
+        if spec.vendor not in self.device_judges:
+            from kt_cli import plugins
+
+            self.device_judges[spec.vendor] = IsolatedVerifier(self.timeout, plugins.vendor(spec.vendor).worker_env(),
+                                                               spec)
+        return self.device_judges[spec.vendor]
+
     def close(self) -> None:
         for pool in (self.compile_pool, self.interpreter, *self.device_pools.values()):
             pool.stop()
-        self.verifier.stop()
+        for judge in (self.verifier, *self.device_judges.values()):
+            judge.stop()
 
     def use(self, source) -> None:
         """Evaluate another kernel module; a generator that searches over modules calls this, then
@@ -148,9 +154,10 @@ class Evaluator:
         key = (tuple(sorted(kernel_params.items())), tuple(shape_key(s) for s in shapes))
         if key not in self._verified:
             try:
-                self._verified[key] = self.verifier.verify(self.interpreter, self.source, kernel_params, shapes,
-                                                           candidate.dtype, self.recipe.search.seed,
-                                                           self.recipe.problem.tolerance)
+                with self.verifier.lock:
+                    self._verified[key] = self.verifier.verify(self.interpreter, self.source, kernel_params, {},
+                                                               shapes, candidate.dtype, self.recipe.search.seed,
+                                                               self.recipe.problem.tolerance)
             except WorkerFailure as exc:
                 exc.resources = compiled["resources"]
                 self._verified[key] = exc
@@ -165,11 +172,11 @@ class Evaluator:
         # Cross-compiling first (in the CPU pool, ahead of the device) rejects over-limit candidates before
         # they reach the GPU and records their registers, shared memory and spills.
         compiled = self._compile(candidate, plan.spec)
+        shapes = [candidate.shape] + list(self.verify_shapes[:1])  # the problem itself and a small odd shape
         try:
-            out = self.device_pool(plan.spec.vendor).call("verify_and_time", {
-                "source": self.source, "candidate": candidate, "target": plan.spec, "seed": self.recipe.search.seed,
-                "tolerance": self.recipe.problem.tolerance, "verify_shapes": self.verify_shapes,
-            }, self.timeout, restart_on=RESTART_ON)  # a device fault poisons the context: start clean
+            verification, out = self.device_judge(plan.spec).verify_and_time(
+                self.device_pool(plan.spec.vendor), self.source, candidate, shapes, self.recipe.search.seed,
+                self.recipe.problem.tolerance)
         except WorkerFailure as exc:
             exc.resources = compiled["resources"]
             raise
@@ -178,7 +185,7 @@ class Evaluator:
         return {"value": stats["median"], "resources": compiled["resources"],
                 "stats": {**stats, "baseline": out["baseline"], "timer": out["timer"], "speedup": speedup,
                           "throttled": throttled(stats.get("device_state", {}))},
-                "verification": out["verification"]}
+                "verification": verification}
 
 
 def throttled(device_state: dict) -> bool:

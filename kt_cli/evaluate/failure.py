@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# After these a worker starts afresh: a device fault poisons its context, a rejected candidate may
+# have patched torch or kt in it.
+RESTART_ON = ("crash", "timeout", "rejected")
+
 
 class WorkerFailure(Exception):
     """A call that did not return a value. `kind` is a failure kind (crash, timeout, compile_error,

@@ -1,59 +1,73 @@
-"""Static verification with the judge out of the candidate's reach.
+"""Verification (and, in measured mode, timing) with the judge out of the candidate's reach.
 
 Three processes take part. A judge worker loads only the module that defines the problem (the task's,
-for generated code) and makes each run's inputs and reference outputs; the candidate's worker (fresh
-for every kernel module) launches on copies of those inputs under the launch watch; this process,
-where no candidate code ever runs, compares what the launch left with the reference. A candidate can
-patch torch, kt or the reference in its own process all it likes: the verdict is not computed there.
-Cases are made once per (shape, trial) and reused by every candidate of the problem.
+for generated code), makes each run's inputs and reference outputs once per problem and holds them (on
+the device in measured mode); the candidate's worker (fresh for every kernel module) launches on the
+judge's inputs and outputs, shared with it, under the launch watch; the judge then compares what the
+launches left with its reference and checks the inputs against its pristine copies. This process only
+relays. A candidate can patch torch, kt or the reference in its own process all it likes: the
+verdict is not computed there, and the reference never enters it.
 """
 
 from __future__ import annotations
 
-from kt_cli.evaluate.failure import WorkerFailure
+import threading
+
+from kt_cli.evaluate.failure import RESTART_ON
 from kt_cli.evaluate.launch_watch import every_watched_name
 from kt_cli.evaluate.pool import WorkerPool
-from kt_cli.evaluate.verify import Case, Judge, WrongResult, case_plan, pack, tolerance_for, unpack
-from kt_cli.types import shape_key
+from kt_cli.evaluate.verify import case_plan
 
 
 class IsolatedVerifier:
-    def __init__(self, timeout: float):
-        self.timeout = timeout
+    """The judge of one device: the CPU under Triton's interpreter (`target` None, static mode) or a
+    vendor's device (measured mode). Hold `lock` around one candidate's calls: every candidate of a
+    problem runs on the same held cases."""
+
+    def __init__(self, timeout: float, env: dict, target=None):
+        self.timeout, self.target = timeout, target
         # under the interpreter a candidate may still reach for any vendor's device objects
         self.watched_names = every_watched_name()
-        self.judge_pool = WorkerPool(1, {"TRITON_INTERPRET": "1"})
-        self._cases: dict = {}  # (problem path, dtype, seed, shape key, trial) -> Case
-        self._tolerance: dict = {}  # (problem path, dtype) -> the problem module's TOLERANCE[dtype]
+        self.judge_pool = WorkerPool(1, env)
+        self.lock = threading.Lock()
 
     def stop(self) -> None:
         self.judge_pool.stop()
 
-    def cases(self, source, runs: list, dtype: str, seed: int) -> list[Case]:
-        problem = source.problem().path
-        key = lambda shape, trial: (problem, dtype, seed, shape_key(shape), trial)  # noqa: E731
-        missing = [(s, t) for s, t in runs if key(s, t) not in self._cases]
-        if missing:
-            made = unpack(self.judge_pool.call("make_cases", {"source": source, "runs": missing, "dtype": dtype,
-                                                              "seed": seed}, self.timeout, restart_on=("crash", "timeout", "rejected")))
-            for (s, t), fields in zip(missing, made["cases"]):
-                self._cases[key(s, t)] = Case(**fields)
-            self._tolerance[(problem, dtype)] = made["tolerance"]
-        return [self._cases[key(s, t)] for s, t in runs]
+    def _judge(self, op: str, **payload):
+        return self.judge_pool.call(op, {**payload, "target": self.target}, self.timeout, restart_on=RESTART_ON)
 
-    def verify(self, worker: WorkerPool, source, params: dict, shapes: list, dtype: str, seed: int,
+    def verify(self, worker: WorkerPool, source, params: dict, options: dict, shapes: list, dtype: str, seed: int,
                recipe_tolerance=None) -> dict:
-        """Verification (as JSON) of `params` on `shapes`; raises WorkerFailure (`wrong`, `rejected`,
-        `crash`, `timeout`) as the in-process verification does."""
-        cases = self.cases(source, case_plan(shapes), dtype, seed)
-        after = unpack(worker.call("launch_cases", {"source": source, "params": params, "options": {},
-                                                    "inputs": pack([c.inputs for c in cases]),
-                                                    "watched_names": self.watched_names},
-                                   self.timeout, restart_on=("crash", "timeout", "rejected")))
-        judge = Judge(tolerance_for(dtype, self._tolerance.get((source.problem().path, dtype)), recipe_tolerance))
-        try:
-            for case, tensors in zip([*cases, cases[0]], after):  # the last run repeats the first
-                judge.judge(case, tensors)
-        except WrongResult as exc:
-            raise WorkerFailure("wrong", str(exc)) from None
-        return judge.verification().to_json()
+        """Verification (as JSON) of `params` on `shapes`: runs on fresh inputs (every shape, the first
+        again on other inputs), then the first run once more on buffers of its own (a launch must be
+        repeatable). Raises WorkerFailure (`wrong`, `rejected`, `crash`, `timeout`)."""
+        runs = case_plan(shapes)
+        runs.append(runs[0])
+        held = self._judge("hold_cases", source=source, runs=runs, dtype=dtype, seed=seed)
+        worker.call("launch_held", {"source": source, "params": params, "options": options, "shared": held["shared"],
+                                    "watched_names": self.watched_names, "target": self.target},
+                    self.timeout, restart_on=RESTART_ON)
+        return self._judge("judge_cases", source=source, runs=runs, dtype=dtype, seed=seed, tolerance=recipe_tolerance)
+
+    def time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, recipe_tolerance=None) -> dict:
+        """Measured mode, after verify(): time the candidate on the first run's held tensors, then have
+        the judge check what the last timed batch left (the judge poisoned them before timing)."""
+        first = case_plan(shapes)[:1]
+        held = self._judge("hold_cases", source=source, runs=first, dtype=candidate.dtype, seed=seed)
+        out = worker.call("time_held", {"source": source, "candidate": candidate, "target": self.target,
+                                        "shared": held["shared"], "outputs": held["outputs"][0]},
+                          self.timeout, restart_on=RESTART_ON)
+        self._judge("judge_cases", source=source, runs=first, dtype=candidate.dtype, seed=seed,
+                    tolerance=recipe_tolerance, after="after the timed calls: ")
+        return out
+
+    def verify_and_time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int,
+                        recipe_tolerance=None) -> tuple[dict, dict]:
+        """Measured mode: (verification, timing) of one candidate on the problem and `shapes`."""
+        from kt_cli.evaluate.requests import split_params
+
+        params, options = split_params(candidate.params, self.target.launch_options)
+        with self.lock:
+            verification = self.verify(worker, source, params, options, shapes, candidate.dtype, seed, recipe_tolerance)
+            return verification, self.time(worker, source, candidate, shapes, seed, recipe_tolerance)

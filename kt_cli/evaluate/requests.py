@@ -4,6 +4,7 @@ own code (and, for the llm generator, model-written code), never in the CLI proc
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from kt_cli.kernel import Kernel, KernelModuleError, record_launches, signature_of
 from kt_cli.types import Resources
@@ -19,9 +20,9 @@ _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen
 
 
 def dispatch(op: str, payload: dict):
-    return {"inspect_module": inspect_module, "compile": compile_candidate, "verify": verify,
-            "make_cases": make_cases, "launch_cases": launch_cases, "verify_and_time": verify_and_time,
-            "ceilings": ceilings, "recheck": recheck}[op](**payload)
+    return {"inspect_module": inspect_module, "compile": compile_candidate,
+            "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
+            "time_held": time_held, "ceilings": ceilings, "recheck": recheck}[op](**payload)
 
 
 def _kernel(source) -> Kernel:
@@ -145,49 +146,132 @@ def limit_breach(resources: Resources, target) -> str:
     return ""
 
 
-def verify(source, params: dict, options: dict, shapes: list, dtype: str, seed: int, tolerance) -> dict:
-    """Correctness on the CPU (a worker started with TRITON_INTERPRET=1) or on the worker's device."""
-    from kt_cli.evaluate.interpreter_fixes import apply as fix_interpreter
-    from kt_cli.evaluate.verify import WrongResult, verify_candidate
+_HELD = None  # the judge worker's HeldCases
 
-    fix_interpreter()
-    kernel = _kernel(source)
+
+def _judge_device(target) -> tuple[str, object]:
+    """(torch device, free-bytes function) where the judge makes its cases: the vendor's device of
+    `target`, or the CPU (under Triton's interpreter) when no target is given."""
+    if target is None:
+        from kt_cli.evaluate.interpreter_fixes import apply as fix_interpreter
+
+        fix_interpreter()
+        return "cpu", None
+    from kt_cli import plugins
+
+    _, runtime = _present(plugins.vendor(target.vendor), target)
+    return runtime.torch_device, runtime.free_bytes
+
+
+def _held(source, runs: list, dtype: str, seed: int, target, make: bool):
+    global _HELD
+    from kt_cli.evaluate.held_cases import HeldCases
+    from kt_cli.evaluate.verify import WrongResult
+
+    _HELD = _HELD or HeldCases()
+    problem_source = source.problem()
+    device, free_bytes = _judge_device(target)
+    problem = _kernel(problem_source)
     try:
-        return verify_candidate(kernel, params, options, shapes, dtype, "cpu", seed, tolerance).to_json()
+        return problem, _HELD.get(problem if make else None, (problem_source.path, problem_source.sha256()), runs,
+                                  dtype, seed, device, free_bytes)
     except WrongResult as exc:
-        raise WorkerFailure("wrong", str(exc)) from None
+        raise WorkerFailure("bad_input", f"{problem_source.path}: {exc}") from None
 
 
-def make_cases(source, runs: list, dtype: str, seed: int) -> bytes:
-    """The judge's side of static verification, in a process that loads only the problem's module:
-    inputs (outputs poisoned) and reference outputs of each (shape, trial), packed, and the problem's
-    TOLERANCE for `dtype`."""
-    from kt_cli.evaluate.interpreter_fixes import apply as fix_interpreter
-    from kt_cli.evaluate.verify import WrongResult, case_seed, make_case, pack
+def hold_cases(source, runs: list, dtype: str, seed: int, target=None) -> dict:
+    """The judge's side, in a worker that loads only the problem's module: the inputs (outputs
+    poisoned) of each (shape, trial) run, made once and held for every candidate, lent as shared
+    memory; the reference outputs stay here."""
+    from kt_cli.evaluate.held_cases import share
 
-    fix_interpreter()
-    problem = _kernel(source.problem())
+    _, held = _held(source, runs, dtype, seed, target, make=True)
+    return {"shared": share([h.case.inputs for h in held]), "outputs": [list(h.case.outputs) for h in held]}
+
+
+def judge_cases(source, runs: list, dtype: str, seed: int, tolerance, target=None, after: str = "") -> dict:
+    """The judge's verdict on what a candidate's launches left in the held cases of `runs` (then
+    restored for the next candidate): the verification as JSON, or WorkerFailure("wrong")."""
+    from kt_cli.evaluate.held_cases import judge_held
+    from kt_cli.evaluate.verify import WrongResult, tolerance_for
+
+    problem, held = _held(source, runs, dtype, seed, target, make=False)
+    bound = tolerance_for(dtype, problem.attr("TOLERANCE", {}).get(dtype), tolerance)
     try:
-        cases = [make_case(problem, shape, dtype, "cpu", case_seed(seed, trial)) for shape, trial in runs]
+        return judge_held(held, bound)
     except WrongResult as exc:
-        raise WorkerFailure("bad_input", f"{source.problem().path}: {exc}") from None
-    return pack({"cases": [vars(c) for c in cases], "tolerance": problem.attr("TOLERANCE", {}).get(dtype)})
+        raise WorkerFailure("wrong", f"{after}{exc}") from None
 
 
-def launch_cases(source, params: dict, options: dict, inputs: bytes, watched_names: tuple = ()) -> bytes:
-    """The candidate's side: launch on each run's inputs under the launch watch, then on the first
-    run's again (a launch must be repeatable: one that works only on its first calls fails), and
-    return what the tensors hold afterwards; judging happens in the process that asked."""
-    from kt_cli.evaluate.interpreter_fixes import apply as fix_interpreter
-    from kt_cli.evaluate.verify import launch_watched, pack, unpack
+def launch_held(source, params: dict, options: dict, shared: bytes, watched_names: tuple = (), target=None) -> None:
+    """The candidate's side of verification: launch on each run's held tensors under the launch watch,
+    in order; the judge looks at what the launches left."""
+    from kt_cli.evaluate.held_cases import open_shared
+    from kt_cli.evaluate.verify import launch_watched
 
-    fix_interpreter()
+    device = _candidate_device(target)
     kernel = _kernel(source)
-    runs = unpack(inputs)
-    runs.append({k: v.clone() if hasattr(v, "clone") else v for k, v in runs[0].items()})  # once more, last
-    for run in runs:
-        launch_watched(kernel, run, params, options, watched_names)
-    return pack(runs)
+    runs = open_shared(shared)
+    try:
+        for run in runs:
+            launch_watched(kernel, run, params, options, watched_names, device.synchronize if device else lambda: None)
+    except WorkerFailure:
+        raise
+    except Exception as exc:
+        if device is None:
+            raise
+        raise _classify_launch_error(exc, device.vendor) from None
+    finally:
+        del runs
+
+
+@dataclass
+class _Device:
+    vendor: object
+    device: object
+    runtime: object
+
+    def synchronize(self) -> None:
+        self.runtime.synchronize()
+
+
+def _candidate_device(target) -> "_Device | None":
+    """The vendor's device of `target` in a candidate's worker (None: the CPU, under the interpreter)."""
+    if target is None:
+        from kt_cli.evaluate.interpreter_fixes import apply as fix_interpreter
+
+        fix_interpreter()
+        return None
+    from kt_cli import plugins
+
+    vendor = plugins.vendor(target.vendor)
+    return _Device(vendor, *_present(vendor, target))
+
+
+def time_held(source, candidate, target, shared: bytes, outputs: list) -> dict:
+    """Measured mode, after the judge accepted the candidate: time it interleaved with the baseline op
+    on the first run's held tensors, by the one method chosen for this problem, re-poisoning the
+    outputs before every batch; the judge then checks what the last batch left."""
+    from kt_cli.evaluate.held_cases import open_shared
+
+    device = _candidate_device(target)
+    kernel = _kernel(source)
+    params, options = split_params(candidate.params, target.launch_options)
+    timer = device.vendor.timer(device.device)
+    inputs = open_shared(shared)[0]
+    launch, baseline = kernel.bound_launch(inputs, params, options), lambda: kernel.baseline(inputs)
+    method = _problem_method(timer, (source.path, tuple(candidate.shape.items()), candidate.dtype), baseline)
+    before = device.vendor.device_state(device.device)
+    try:
+        stats, base = timer.measure_interleaved([launch, baseline], method, lambda: _poison_outputs(inputs, outputs))
+    except Exception as exc:
+        raise _classify_launch_error(exc, device.vendor) from None
+    finally:
+        device.synchronize()
+    after = device.vendor.device_state(device.device)
+    del inputs, launch, baseline
+    return {"stats": {**stats.to_json(), "device_state": {"before": before, "after": after}},
+            "baseline": base.to_json(), "timer": timer.name}
 
 
 def _present(vendor, target, index: int | None = None):
@@ -213,38 +297,6 @@ def _verify_on_device(kernel, params, options, shapes, dtype, runtime, seed, tol
         raise _classify_launch_error(exc, vendor) from None
 
 
-def verify_and_time(source, candidate, target, seed: int, tolerance, verify_shapes: list) -> dict:
-    """Measured mode: verify on the device (the problem itself and a small odd shape), then time the
-    candidate interleaved with the baseline op on the same inputs, by the one method chosen for this
-    problem, re-poisoning the outputs before every batch and checking what the last batch left."""
-    from kt_cli import plugins
-    from kt_cli.kernel import Tensors
-
-    vendor = plugins.vendor(target.vendor)
-    _refuse_unrunnable(vendor, candidate.params, target)
-    kernel = _kernel(source)
-    params, options = split_params(candidate.params, target.launch_options)
-    device, runtime = _present(vendor, target)
-    timer = vendor.timer(device)
-    shapes = [candidate.shape] + list(verify_shapes[:1])
-    verification = _verify_on_device(kernel, params, options, shapes, candidate.dtype, runtime, seed, tolerance,
-                                     vendor)
-    inputs = kernel.make_inputs(candidate.shape, candidate.dtype, Tensors(runtime.torch_device, seed + 1))
-    outputs = kernel.outputs(inputs)
-    launch, baseline = kernel.bound_launch(inputs, params, options), lambda: kernel.baseline(inputs)
-    method = _problem_method(timer, (source.path, tuple(candidate.shape.items()), candidate.dtype), baseline)
-    before = vendor.device_state(device)
-    try:
-        stats, base = timer.measure_interleaved([launch, baseline], method, lambda: _poison_outputs(inputs, outputs))
-    except Exception as exc:
-        raise _classify_launch_error(exc, vendor) from None
-    after = vendor.device_state(device)
-    _check_timed_outputs(kernel, inputs, outputs, verification.tolerance)
-    runtime.synchronize()
-    return {"stats": {**stats.to_json(), "device_state": {"before": before, "after": after}},
-            "baseline": base.to_json(), "verification": verification.to_json(), "timer": timer.name}
-
-
 def _problem_method(timer, key: tuple, baseline) -> str:
     """The timing method of a problem: chosen once, from the baseline op, for every candidate."""
     if key not in _methods:
@@ -257,19 +309,6 @@ def _poison_outputs(inputs: dict, outputs: tuple) -> None:
 
     for name in outputs:
         poison(inputs[name])
-
-
-def _check_timed_outputs(kernel, inputs: dict, outputs: tuple, tolerance) -> None:
-    """What the last timed batch left (outputs poisoned before it) must be right: a kernel that works
-    only on some calls does not get a time."""
-    from kt_cli.evaluate.verify import WrongResult, compare
-
-    expected = kernel.reference({k: v for k, v in inputs.items() if k not in outputs})
-    for name in outputs:
-        try:
-            compare(inputs[name], expected[name], tolerance)
-        except WrongResult as exc:
-            raise WorkerFailure("wrong", f"output {name!r} after the timed calls: {exc}") from None
 
 
 def recheck(source, target, device_index: int, shape: dict, params: dict, dtype: str, seed: int, tolerance,
