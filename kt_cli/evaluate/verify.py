@@ -1,7 +1,7 @@
 """The correctness protocol: fresh seeded inputs, poisoned outputs, every element within
 atol + rtol·|ref| of the reference (torch.testing.assert_close's rule and defaults; a kernel whose
 rounding error scales with the output's typical size, such as an accumulation over K, may add
-rms·RMS(ref) with its reason), NaN/Inf never
+rms·RMS of the reference's row with its reason), NaN/Inf never
 pass, an output that ignores its input fails. Runs in a worker. The norm-wise error
 ‖out − ref‖/‖ref‖ is kept for reports; it decides nothing (a zeroed row of a 32768-row output moves it
 by 0.6%)."""
