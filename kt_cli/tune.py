@@ -76,17 +76,18 @@ def pair_with_reference(results: list[dict], source, recipe: Recipe) -> None:
     keep that ratio (stats.check_speedup): check then compares like with like. The tuning figures
     (flushed, CI-driven medians) stay as they are."""
     from kt_cli.reports.check import block_ratios, paired_ratios, time_interleaved
+    from kt_cli.evaluate.isolated import device_workers
     from kt_cli.evaluate.timing import quantile
-    from kt_cli.evaluate.pool import Worker
 
     measured = [r for r in results if r["mode"] == "measured" and r["best"] is not None]
     if not measured:
         return
-    with Worker(plugins.vendor(measured[0]["target"].split(":")[0]).worker_env()) as worker:
+    workers = device_workers(plugins.target(measured[0]["target"]), recipe.search.timeout)
+    try:
         for r in measured:
             best = r["best"]
             try:
-                out = time_interleaved(worker, source, r["target"], r["device"]["index"], best.shape, best.params,
+                out = time_interleaved(workers, source, r["target"], r["device"]["index"], best.shape, best.params,
                                        recipe.problem.dtype, recipe.problem.tolerance,
                                        best.stats.get("method", "events"), [], recipe.search.timeout)
             except WorkerFailure:
@@ -96,3 +97,6 @@ def pair_with_reference(results: list[dict], source, recipe: Recipe) -> None:
                 stats = {**best.stats, "check_speedup": 1.0 / quantile(ratios, 0.5),
                          "check_block_ratios": block_ratios(out)}
                 r["best"] = dataclasses.replace(best, stats=stats)
+    finally:
+        for process in workers:
+            process.stop()

@@ -71,3 +71,11 @@ class IsolatedVerifier:
         with self.lock:
             verification = self.verify(worker, source, params, options, shapes, candidate.dtype, seed, recipe_tolerance)
             return verification, self.time(worker, source, candidate, shapes, seed, recipe_tolerance)
+
+
+def device_workers(spec, timeout: float) -> tuple[WorkerPool, IsolatedVerifier]:
+    """A candidate worker and a judge on `spec`'s device, fresh."""
+    from kt_cli import plugins
+
+    env = plugins.vendor(spec.vendor).worker_env()
+    return WorkerPool(1, env), IsolatedVerifier(timeout, env, spec)

@@ -283,20 +283,6 @@ def _present(vendor, target, index: int | None = None):
     return device, runtime
 
 
-def _verify_on_device(kernel, params, options, shapes, dtype, runtime, seed, tolerance, vendor):
-    from kt_cli.evaluate.verify import WrongResult, verify_candidate
-
-    try:
-        return verify_candidate(kernel, params, options, shapes, dtype, runtime.torch_device, seed, tolerance,
-                                synchronize=runtime.synchronize, watched_names=vendor.watched_names())
-    except WrongResult as exc:
-        raise WorkerFailure("wrong", str(exc)) from None
-    except WorkerFailure:
-        raise
-    except Exception as exc:
-        raise _classify_launch_error(exc, vendor) from None
-
-
 def _problem_method(timer, key: tuple, baseline) -> str:
     """The timing method of a problem: chosen once, from the baseline op, for every candidate."""
     if key not in _methods:
@@ -311,9 +297,9 @@ def _poison_outputs(inputs: dict, outputs: tuple) -> None:
         poison(inputs[name])
 
 
-def recheck(source, target, device_index: int, shape: dict, params: dict, dtype: str, seed: int, tolerance,
-            verify_shapes: list, method: str, rounds: int, blocks: int = 1) -> dict:
-    """kt check: verify a stored config on the device, then time it and the baseline op interleaved,
+def recheck(source, target, device_index: int, shape: dict, params: dict, dtype: str, seed: int, method: str,
+            rounds: int, blocks: int = 1) -> dict:
+    """kt check, once the judge verified the stored config: time it and the baseline op interleaved,
     `rounds` pairs in each of `blocks` blocks, so that each kernel sample has a reference sample taken
     beside it. Each block times freshly made inputs (other values, and other addresses while the
     earlier blocks' inputs fit in memory beside them), so the blocks' spread shows how much the ratio
@@ -326,8 +312,6 @@ def recheck(source, target, device_index: int, shape: dict, params: dict, dtype:
     kernel_params, options = split_params(params, target.launch_options)
     device, runtime = _present(vendor, target, device_index)
     timer = vendor.timer(device)
-    verification = _verify_on_device(kernel, kernel_params, options, [shape] + list(verify_shapes), dtype, runtime,
-                                     seed, tolerance, vendor)
     kernel_s, baseline_s, sizes, kept = [], [], [], []
     for block in range(blocks):
         inputs = kernel.make_inputs(shape, dtype, Tensors(runtime.torch_device, seed + block))
@@ -342,7 +326,7 @@ def recheck(source, target, device_index: int, shape: dict, params: dict, dtype:
         held = sum(t.numel() * t.element_size() for t in inputs.values() if hasattr(t, "element_size"))
         if held * (len(kept) + 2) < runtime.free_bytes() // 4:
             kept.append(inputs)  # so the next block's inputs land elsewhere
-    return {"kernel": kernel_s, "baseline": baseline_s, "blocks": sizes, "verification": verification.to_json(),
+    return {"kernel": kernel_s, "baseline": baseline_s, "blocks": sizes,
             "timer": timer.name, "device": device.name}
 
 

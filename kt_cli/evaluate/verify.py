@@ -214,22 +214,6 @@ def launch_watched(kernel, inputs: dict, params: dict, options: dict, watched_na
     watch.verdict()
 
 
-def verify_candidate(kernel, params: dict, options: dict, shapes: list[dict], dtype: str, device: str,
-                     seed: int, tolerance=None, trials: int = 3,
-                     synchronize: Callable[[], None] = lambda: None, watched_names: tuple = ()) -> Verification:
-    """Verify in this process (the device worker): run the candidate `trials` times on fresh inputs
-    (cycling over `shapes`) on torch device type `device`. Raises WrongResult on the first failure,
-    WorkerFailure("rejected") when a launch computes with torch, switches streams or touches timers or
-    `watched_names`. `synchronize` waits for the device (the vendor runtime's)."""
-    judge = Judge(tolerance_for(dtype, kernel.attr("TOLERANCE", {}).get(dtype), tolerance))
-    for shape, trial in case_plan(shapes, trials):
-        case = make_case(kernel, shape, dtype, device, case_seed(seed, trial))
-        before = {k: v.clone() for k, v in case.inputs.items() if k not in case.outputs and hasattr(v, "clone")}
-        launch_watched(kernel, case.inputs, params, options, watched_names, synchronize)
-        judge.judge(case, case.inputs, {**case.inputs, **before})
-    return judge.verification()
-
-
 def _same(a, b) -> bool:
     """Equal shapes and values, NaN equal to NaN (inputs may hold NaN on purpose)."""
     import torch

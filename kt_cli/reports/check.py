@@ -127,16 +127,26 @@ def paired_ratios(kernel: list[float], reference: list[float]) -> list[float]:
     return [k / r for k, r in zip(kernel, reference) if r > 0]
 
 
-def time_interleaved(worker, source, target_name: str, device_index: int, shape: dict, params: dict, dtype: str,
-                     tolerance, method: str, verify_shapes: list, timeout: float) -> dict:
-    """One check measurement in `worker`: verify the config on the device, then BLOCKS blocks of ROUNDS
-    interleaved (kernel, reference) timings. Raises WorkerFailure."""
+def time_interleaved(workers: tuple, source, target_name: str, device_index: int, shape: dict, params: dict,
+                     dtype: str, tolerance, method: str, verify_shapes: list, timeout: float) -> dict:
+    """One check measurement: the judge verifies the config on the device (the problem and
+    `verify_shapes`), then the worker times BLOCKS blocks of ROUNDS interleaved (kernel, reference)
+    pairs. `workers`: (candidate worker, judge) from kt_cli.evaluate.isolated.device_workers. Raises
+    WorkerFailure."""
     from kt_cli import plugins
+    from kt_cli.evaluate.failure import RESTART_ON
+    from kt_cli.evaluate.requests import split_params
 
-    return worker.call("recheck", {
-        "source": source, "target": plugins.target(target_name, "artifact target"), "device_index": device_index,
-        "shape": shape, "params": params, "dtype": dtype, "seed": SEED, "tolerance": tolerance,
-        "verify_shapes": verify_shapes, "method": method, "rounds": ROUNDS, "blocks": BLOCKS}, timeout)
+    worker, judge = workers
+    spec = plugins.target(target_name, "artifact target")
+    kernel_params, options = split_params(params, spec.launch_options)
+    with judge.lock:
+        verification = judge.verify(worker, source, kernel_params, options, [shape] + list(verify_shapes), dtype, SEED,
+                                    tolerance)
+    out = worker.call("recheck", {"source": source, "target": spec, "device_index": device_index, "shape": shape,
+                                  "params": params, "dtype": dtype, "seed": SEED, "method": method, "rounds": ROUNDS,
+                                  "blocks": BLOCKS}, timeout, restart_on=RESTART_ON)
+    return {**out, "verification": verification}
 
 
 class LiveSamples:
@@ -149,7 +159,7 @@ class LiveSamples:
         for device in plugins.devices():
             self.devices.setdefault(device.target, device)
         self.timeout = timeout
-        self._worker = None
+        self._workers: dict = {}  # target -> (candidate worker, judge) on its device
         self.recorded: dict = {}
 
     def device(self, manifest: dict, entry: dict) -> str | None:
@@ -159,28 +169,28 @@ class LiveSamples:
     def samples(self, manifest: dict, entry: dict) -> dict:
         from kt_cli import plugins
         from kt_cli.evaluate.failure import WorkerFailure
-        from kt_cli.evaluate.pool import Worker
+        from kt_cli.evaluate.isolated import device_workers
 
-        if self._worker is None:
-            self._worker = Worker(plugins.vendor(entry["target"].split(":")[0]).worker_env())
+        target = entry["target"]
+        if target not in self._workers:
+            self._workers[target] = device_workers(plugins.target(target, "artifact target"), self.timeout)
         verification = entry.get("verification") or {}
         odd = [s for s in verification.get("shapes", []) if s != entry["shape"]][:1]
         try:
-            out = time_interleaved(self._worker, artifact.kernel_source(manifest), entry["target"],
-                                   self.devices[entry["target"]].index, entry["shape"], entry["params"],
+            out = time_interleaved(self._workers[target], artifact.kernel_source(manifest), target,
+                                   self.devices[target].index, entry["shape"], entry["params"],
                                    manifest["dtype"], verification.get("tolerance"),
                                    (entry.get("stats") or {}).get("method", "events"), odd, self.timeout)
         except WorkerFailure as exc:
-            if exc.kind in ("crash", "timeout"):
-                self._worker.stop()
             out = {"failure_kind": exc.kind, "message": exc.message, "device": self.device(manifest, entry)}
         self.recorded.setdefault(manifest["kernel"]["source_sha256"], {"name": manifest["name"], "entries": {}})[
             "entries"][entry_key(entry)] = out
         return out
 
     def close(self) -> None:
-        if self._worker is not None:
-            self._worker.stop()
+        for worker, judge in self._workers.values():
+            worker.stop()
+            judge.stop()
 
 
 class RecordedSamples:
