@@ -21,7 +21,7 @@ _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen
 def dispatch(op: str, payload: dict):
     return {"inspect_module": inspect_module, "compile": compile_candidate, "verify": verify,
             "make_cases": make_cases, "launch_cases": launch_cases, "verify_and_time": verify_and_time,
-            "ceilings": ceilings, "recheck": recheck}[op](**payload)
+            "ceilings": ceilings, "recheck": recheck, "knobs_read": read_knobs}[op](**payload)
 
 
 def _kernel(source) -> Kernel:
@@ -73,6 +73,13 @@ def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dic
         "peak_dtype": (kernel.attr("PEAK_DTYPE", {}) or {}).get(dtype, dtype),
         "seeds": [dict(seed) for seed in kernel.attr("SEEDS", []) or []],
     }
+
+
+def read_knobs(source, shape: dict, dtype: str, params: dict) -> dict:
+    """Which knobs the module's launch reads at `params` (kt_cli.kernel.knobs_read)."""
+    from kt_cli.kernel import knobs_read
+
+    return knobs_read(_kernel(source), shape, dtype, params)
 
 
 def output_bytes(kernel, shape: dict, dtype: str) -> float:
