@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import traceback
 
 import click
 
 from kt_cli import __version__
-from kt_cli.errors import KtError
+from kt_cli.errors import BadInput, KtError
 
 
 class KtGroup(click.Group):
@@ -31,14 +32,43 @@ class KtGroup(click.Group):
         self._register_commands()
         return super().get_command(ctx, name)
 
+    def make_context(self, info_name, args, parent=None, **extra):
+        """kt's own options (`kt --bogus`), and a NUL byte in any argument, get one line too."""
+        try:
+            _refuse_nul_bytes(args)
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except (click.UsageError, KtError) as exc:
+            _report(exc)
+            raise click.exceptions.Exit(2) from None
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except KtError as exc:
+        except (KtError, click.UsageError) as exc:  # a command's usage errors (a bad flag) are bad input too
             if ctx.obj and ctx.obj.get("debug"):
                 traceback.print_exc()
-            click.echo(f"kt: error: {exc}", err=True)
-            ctx.exit(exc.exit_code)
+            _report(exc)
+            ctx.exit(getattr(exc, "exit_code", 2))
+
+
+def _refuse_nul_bytes(args) -> None:
+    """No argument reaches a path or a name with a NUL byte in it; the error names the flag."""
+    for i, arg in enumerate(args or ()):
+        if "\x00" in arg:
+            flag = arg.split("=")[0] if arg.startswith("--") and "=" in arg else \
+                args[i - 1] if i and args[i - 1].startswith("-") else f"argument {i + 1}"
+            raise BadInput(f"{flag}: {arg!r} contains a NUL byte; remove it")
+
+
+def _report(exc: Exception) -> None:
+    """One line on stderr: `kt: error: ...`, control characters escaped so that it stays one line."""
+    if isinstance(exc, click.UsageError):
+        command = exc.ctx.command_path if exc.ctx else "kt"
+        message = f"{exc.format_message()} ('{command} --help' lists the options)"
+    else:
+        message = str(exc)
+    message = re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group(0))[1:-1], message)
+    click.echo(f"kt: error: {message}", err=True)
 
 
 @click.group(cls=KtGroup)

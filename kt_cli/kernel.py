@@ -46,6 +46,33 @@ class KernelSource:
         return self.functions.get(protocol_name, protocol_name)
 
 
+MODULE_BYTES_MAX = 4 << 20  # a kernel module is source code: 4 MiB is past any real one
+
+
+def parse_module_file(path: Path) -> tuple[str, "ast.Module"]:
+    """A kernel module's text and syntax tree, read in the CLI process (nothing of it runs here); a file
+    that is not UTF-8 Python is a BadInput naming the file."""
+    import ast
+
+    from kt_cli.errors import BadInput
+
+    try:
+        if path.stat().st_size > MODULE_BYTES_MAX:
+            raise BadInput(f"{path}: {path.stat().st_size} bytes; a kernel module is at most {MODULE_BYTES_MAX}")
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); save "
+                       "the file as UTF-8") from None
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read the file ({exc.strerror}); check the path") from None
+    try:
+        return text, ast.parse(text, filename=str(path))
+    except SyntaxError as exc:
+        raise BadInput(f"{path}: does not import: SyntaxError line {exc.lineno}: {exc.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:  # a NUL byte; nesting past the parser's limits
+        raise BadInput(f"{path}: does not import: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+
 class KernelModuleError(Exception):
     """The kernel module does not import or lacks a protocol function."""
 
@@ -288,6 +315,71 @@ def record_launches(kernel: Kernel, shape: dict, dtype: str, params: dict, optio
     inputs = kernel.make_inputs(shape, dtype, Tensors("meta", 0))
     kernel.launch(inputs, params, options, launches=launches)
     return launches
+
+
+class _ReadTracker(dict):
+    """The params a launch function gets in a knob check: notes every key it reads, and the first key it
+    asks for that is not there. Reading all keys at once (iterating, copying) counts as reading each."""
+
+    def __init__(self, params: dict):
+        super().__init__(params)
+        self.read: set = set()
+        self.missing = None
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        if not dict.__contains__(self, key) and self.missing is None:
+            self.missing = key
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
+
+    def _all(self):
+        self.read.update(dict.keys(self))
+
+    def __iter__(self):
+        self._all()
+        return super().__iter__()
+
+    def keys(self):
+        self._all()
+        return super().keys()
+
+    def items(self):
+        self._all()
+        return super().items()
+
+    def values(self):
+        self._all()
+        return super().values()
+
+    def copy(self):
+        self._all()
+        return dict(self.items())
+
+
+def knobs_read(kernel: Kernel, shape: dict, dtype: str, params: dict) -> dict:
+    """What the kernel makes of a point's kernel knobs, on meta tensors (nothing runs on a device):
+    the keys its launch read, the first one it asked for that `params` lacks, whether the launch ran
+    to its end, and the names it takes otherwise (its SPACE, its @triton.jit functions' arguments)."""
+    tracker = _ReadTracker(params)
+    completed = True
+    try:
+        inputs = kernel.make_inputs(shape, dtype, Tensors("meta", 0))
+        kernel.fn("launch")(KernelSet(kernel.module, lambda fn: _Recorder(fn, [], {})), inputs, tracker)
+    except Exception:
+        completed = False
+    known = set(kernel.attr("SPACE", {}) or {})
+    for fn in jit_functions(kernel.module).values():
+        known.update(getattr(fn, "arg_names", ()))
+    return {"read": sorted(map(str, tracker.read)), "missing": tracker.missing, "completed": completed,
+            "known": sorted(known)}
 
 
 _TRITON_TYPES = {

@@ -7,13 +7,14 @@ from pathlib import Path
 
 from kt_cli import plugins
 from kt_cli.artifact import store as artifact
-from kt_cli.errors import BadInput, JobFailed
+from kt_cli.errors import JobFailed
 from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.generate import kernel_source, recipe_generator
+from kt_cli.recipe.destinations import check_directory, check_storage
 from kt_cli.recipe.parse import Recipe
 from kt_cli.search import scale
-from kt_cli.search.plan import default_storage, plan_targets, study_name
-from kt_cli.search.studies import run_studies
+from kt_cli.search.plan import default_storage, make_storage_dir, plan_targets, study_name
+from kt_cli.search.studies import check_recipe_space, run_studies
 from kt_cli.types import shape_key
 
 
@@ -21,25 +22,23 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
          timeout: float | None = None, out_dir: Path | None = None, storage: str | None = None,
          seed: int | None = None, progress=None, workers: int = 1, profile: int = 0):
     """Run every study of the recipe and write the artifact. Returns (artifact path, results, tally);
-    `tally.written_by` names the process that wrote it when another process sharing the study did."""
-    if trials is not None and trials < 1:
-        raise BadInput(f"--trials: must be at least 1, not {trials}")
-    if timeout is not None and timeout <= 0:
-        raise BadInput(f"--timeout: must be a positive number of seconds, not {timeout}")
+    `tally.written_by` names the process that wrote it when another process sharing the study did.
+    Flags (trials, timeout, seed) come checked by the command line (kt_cli.recipe.limits)."""
     recipe = dataclasses.replace(
         recipe, search=dataclasses.replace(recipe.search, trials=trials or recipe.search.trials,
                                            timeout=timeout or recipe.search.timeout,
                                            seed=recipe.search.seed if seed is None else seed))
-    out_dir = Path(out_dir or recipe.output_dir)
-    storage_url = storage or default_storage(recipe, out_dir)
+    out_dir, storage_url = destinations(recipe, out_dir, storage)
     # Processes sharing a study must not all propose the same points: each gets its own sampler seed.
     shared = storage is not None or workers > 1
     recipe_generator(recipe)  # an unknown generator is named before anything else
     plans = plan_targets(recipe, requested_targets)
+    check_recipe_space(recipe, plans)  # before any worker starts or any file is written
     source = kernel_source(recipe, plans, out_dir)  # built once: workers share it (an llm loop runs once)
     if workers > 1:
         names = [(plan, shape, study_name(recipe, plan, shape, source.sha256()))
                  for plan in plans for shape in recipe.problem.shapes]
+        make_storage_dir(storage_url)
         poll = progress and scale.storage_progress(storage_url, names, recipe.search.trials, progress)
         tally = scale.run_workers(workers, run_studies, dict(recipe=recipe, requested_targets=requested_targets,
                                                 storage_url=storage_url, shared=True, source=source), poll)
@@ -69,6 +68,16 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     if missing:
         raise JobFailed(f"wrote {path}, but no candidate passed verification for: {'; '.join(missing)}")
     return path, results, tally
+
+
+def destinations(recipe: Recipe, out_dir: Path | None, storage: str | None) -> tuple[Path, str]:
+    """The artifact directory and the storage URL of a run, checked (kind, writable, a storage kt can
+    open) before any work; neither is created here."""
+    if out_dir is not None:
+        out_dir = check_directory(Path(out_dir), "--out")
+    else:
+        out_dir = check_directory(Path(recipe.output_dir), recipe.where("output.dir"))
+    return out_dir, check_storage(storage) if storage is not None else default_storage(recipe, out_dir)
 
 
 def pair_with_reference(results: list[dict], source, recipe: Recipe) -> None:

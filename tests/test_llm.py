@@ -188,6 +188,16 @@ def test_fsr_loop_records_each_failure_kind_and_goes_on(workers):
     assert 'torch.softmax(inputs["x"].double(), dim=-1)' in last_prompt  # the task's reference
 
 
+def test_replies_that_cannot_be_parsed_are_failed_rounds_and_the_loop_goes_on(workers):
+    unary_minus = "```python\nx = " + "-" * 100_000 + "1\n\ndef launch(k, inputs, params):\n    pass\n```"
+    long_sum = "```python\nx = " + " + ".join(["a"] * 3000) + "\n\ndef launch(k, inputs, params):\n    pass\n```"
+    with ScriptedServer([unary_minus, long_sum]) as server:
+        loop, lines = run_loop(workers, server.url, "unparsable", rounds=2)
+    assert [line["failure_kind"] for line in lines] == ["compile_error", "compile_error"]
+    assert all("could not be parsed" in line["message"] for line in lines)
+    assert loop.best is None and len(server.requests) == 2
+
+
 def test_plan_then_code_implements_each_step_and_verifies_it(workers):
     from kt_llm.report import summary
 

@@ -87,3 +87,40 @@ def test_a_proposal_cannot_redefine_the_problem(tmp_path):
 def test_code_is_pulled_from_a_fenced_reply_and_prose_is_not_code():
     assert "def launch" in HONEST
     assert extract_code(answer("malformed.md")) is None
+
+
+# --- replies that cannot be parsed: screened in a child process, a failed round, never a crash ----------
+
+UNARY_MINUS = "```python\nx = " + "-" * 100_000 + "1\n\ndef launch(k, inputs, params):\n    pass\n```"
+LONG_SUM = "```python\nx = " + " + ".join(["a"] * 3000) + "\n\ndef launch(k, inputs, params):\n    pass\n```"
+
+
+@pytest.mark.parametrize("reply,kind", [
+    (UNARY_MINUS, "compile_error"),
+    (LONG_SUM, "compile_error"),
+    ("x = " + "-" * 100_000 + "1", "malformed"),  # a bare reply that cannot be parsed holds no code
+    ("```python\n" + "#" * 500_000 + "\n```", "malformed"),  # past the size limit
+    ("```python\ndef launch(k, inputs, params):\n    return (\n```", "compile_error"),
+    ("no code at all", "malformed"),
+])
+def test_a_reply_that_cannot_be_parsed_is_a_failed_round(reply, kind):
+    from kt_llm.screen import screen
+
+    screened = screen(reply)
+    assert screened.code is None and screened.failure_kind == kind, screened
+
+
+def test_an_honest_reply_passes_the_screen_and_a_cheat_is_rejected():
+    from kt_llm.screen import screen
+
+    honest = screen(answer("good.md"))
+    assert honest.failure_kind == "" and "def launch" in honest.code and "def reference" not in honest.code
+    cheat = screen(answer("cheat_reference.md"))
+    assert cheat.failure_kind == "invalid" and "reference" in cheat.message and cheat.code
+
+
+def test_json_nested_past_the_parser_depth_is_malformed():
+    from kt_llm.prompts import Malformed, parse_json
+
+    with pytest.raises(Malformed):
+        parse_json('{"plan": ' + "[" * 100_000 + "]" * 100_000 + "}", "plan", list)

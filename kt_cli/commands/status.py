@@ -18,9 +18,12 @@ def status(study_or_artifact, storage, as_json):
     import optuna
     from tabulate import tabulate
 
+    from kt_cli.recipe.destinations import check_storage
     from kt_cli.reports.format import params, seconds
     from kt_cli.search.storage import open_storage
 
+    if storage is not None:
+        check_storage(storage)  # a typo in the scheme, or a file that is no study, is one line
     url, names = find_studies(study_or_artifact, storage)
     store = open_storage(url)
     summaries = [summarize(optuna.load_study(study_name=n, storage=store)) for n in names]

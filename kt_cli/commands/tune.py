@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from kt_cli.recipe import limits
+
 
 def progress_printer():
     interactive = sys.stderr.isatty()
@@ -19,23 +21,33 @@ def progress_printer():
         best = tally.best.get((plan.spec.name, shape_key(shape)))
         line = (f"[{plan.spec.name} {shape_key(shape)}] evaluated {tally.done} | {kinds} | "
                 f"best {seconds(best, plan.mode)}")
+        # Off a terminal, a line per evaluated candidate: points pruned by a constraint only show in the
+        # next line's counts (a space its constraints nearly fill would otherwise print a line per point).
+        moment = (plan.spec.name, shape_key(shape), tally.done, best)
         if interactive:
             click.echo("\r" + line[:160].ljust(160), nl=False, err=True)
-        elif line != state["last"]:
+        elif moment != state["last"]:
             click.echo(line, err=True)
-        state["last"] = line
+        state["last"] = moment
 
     return show
+
+
+def checked(check):
+    """A click callback that checks a flag's value with `check(value, "--flag")` (kt_cli.recipe.limits):
+    a flag and the recipe key it overrides refuse the same values with the same message."""
+    return lambda ctx, param, value: value if value is None else check(value, param.opts[0])
 
 
 @click.command()
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("--target", "targets", multiple=True, metavar="VENDOR:ARCH", help="Tune for this target (repeatable).")
-@click.option("--trials", type=int, help="Candidates to evaluate per target and problem.")
-@click.option("--timeout", type=float, help="Seconds one candidate may take before it is killed.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Directory for the artifact.")
+@click.option("--trials", type=int, callback=checked(limits.trials), help="Candidates to evaluate per target and problem.")
+@click.option("--timeout", type=float, callback=checked(limits.seconds),
+              help="Seconds one candidate may take before it is killed.")
+@click.option("--out", "out_dir", type=click.Path(), help="Directory for the artifact (created if missing).")
 @click.option("--storage", help="Optuna storage URL (default: SQLite next to the artifact).")
-@click.option("--seed", type=int, help="Sampler and input seed.")
+@click.option("--seed", type=int, callback=checked(limits.seed), help="Sampler and input seed.")
 @click.option("--workers", default="1", metavar="N|auto",
               help="Worker processes sharing the study, one per GPU (auto: one per GPU present).")
 @click.option("--profile", "profile", type=click.IntRange(min=0), default=0, metavar="K",

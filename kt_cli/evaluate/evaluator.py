@@ -95,6 +95,16 @@ class Evaluator:
         self.peak_dtype = info.get("peak_dtype") or self.recipe.problem.dtype
         return info
 
+    def knobs_read(self, params: dict) -> dict:
+        """What the module's launch makes of these kernel knobs at the first verification shape, on meta
+        tensors in the interpreter worker (kt_cli.kernel.knobs_read); {} when the check itself fails."""
+        try:
+            return self.interpreter.call("knobs_read", {"source": self.source, "shape": self.verify_shapes[0],
+                                                        "dtype": self.recipe.problem.dtype, "params": params},
+                                         self.timeout)
+        except WorkerFailure:
+            return {}
+
     def evaluate(self, plan: TargetPlan, shape: dict, params: dict) -> TrialResult:
         candidate = Candidate(self.source.path, params, plan.spec.name, shape, self.recipe.problem.dtype, plan.mode,
                               tuple(self.verify_shapes))

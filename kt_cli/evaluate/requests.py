@@ -20,7 +20,7 @@ _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen
 
 
 def dispatch(op: str, payload: dict):
-    return {"inspect_module": inspect_module, "compile": compile_candidate,
+    return {"inspect_module": inspect_module, "compile": compile_candidate, "knobs_read": read_knobs,
             "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
             "time_held": time_held, "ceilings": ceilings, "recheck": recheck}[op](**payload)
 
@@ -74,6 +74,13 @@ def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dic
         "peak_dtype": (kernel.attr("PEAK_DTYPE", {}) or {}).get(dtype, dtype),
         "seeds": [dict(seed) for seed in kernel.attr("SEEDS", []) or []],
     }
+
+
+def read_knobs(source, shape: dict, dtype: str, params: dict) -> dict:
+    """Which knobs the module's launch reads at `params` (kt_cli.kernel.knobs_read)."""
+    from kt_cli.kernel import knobs_read
+
+    return knobs_read(_kernel(source), shape, dtype, params)
 
 
 def output_bytes(kernel, shape: dict, dtype: str) -> float:

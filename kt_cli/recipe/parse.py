@@ -15,6 +15,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from kt_cli.errors import BadInput
+from kt_cli.recipe import limits
+from kt_cli.recipe.constraints import parse_expression
+from kt_cli.recipe.limits import shown
 
 DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3": 1}
 SAMPLERS = ("tpe", "random", "grid", "cmaes", "gp")
@@ -91,18 +94,41 @@ class _Reader:
         return node
 
     def shapes(self, key: str, required: bool) -> tuple[dict, ...]:
+        """A list of shapes, each a table of positive sizes (a shape may leave out a size another has:
+        attention's CAUSAL)."""
         shapes = self.get(key, (list,), ... if required else [], "a list of tables like {M = 1024, N = 1024}")
         if required and not shapes:
             raise self.fail(key, "empty; give at least one shape like {M = 1024, N = 1024}")
+        most = limits.SHAPES_MAX if required else limits.VERIFY_SHAPES_MAX
+        limits.count(shapes, f"{self.path}: {key}", most, "shapes", "split the recipe into several recipes")
         out = []
         for i, shape in enumerate(shapes):
             if not isinstance(shape, dict) or not shape:
                 raise self.fail(f"{key}[{i}]", "must be a table of sizes like {M = 1024, N = 1024}")
             for dim, size in shape.items():
+                if not dim.isidentifier() or dim.startswith("__"):
+                    raise self.fail(f"{key}[{i}]", f"{shown(dim)} is not a size name; name sizes like M, N, K")
                 if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-                    raise self.fail(f"{key}[{i}].{dim}", f"must be a positive integer, not {size!r}")
+                    raise self.fail(f"{key}[{i}].{dim}", f"must be a positive integer, not {shown(size)}")
+                limits.size(size, f"{self.path}: {key}[{i}].{dim}")
             out.append(dict(shape))
         return tuple(out)
+
+
+def _refuse_control_characters(path: Path, node, key: str = "") -> None:
+    """No key or string anywhere in the recipe holds a NUL or another control character: they end up in
+    file names, study names and messages."""
+    stack = [(key, node)]
+    while stack:
+        key, node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for name, value in items:
+            full = f"{key}[{name}]" if isinstance(node, list) else f"{key}.{name}" if key else name
+            if isinstance(name, str):
+                limits.no_control_characters(name, f"{path}: {shown(full)}", "the key")
+            if isinstance(value, str):
+                limits.no_control_characters(value, f"{path}: {full}", "the string")
+            stack.append((full, value))
 
 
 def _tolerance(r: "_Reader", value):
@@ -127,15 +153,26 @@ def _tolerance(r: "_Reader", value):
     return {**{k: float(value[k]) for k in ("rtol", "atol", "rms") if k in value}, "why": value["why"]}
 
 
-def load_recipe(path: str | Path) -> Recipe:
-    path = Path(path)
-    if not path.is_file():
-        raise BadInput(f"{path}: recipe file not found; check the path")
-    raw = path.read_bytes()
+def _read(path: Path) -> tuple[bytes, dict]:
+    """The recipe's bytes and its TOML, refused past RECIPE_BYTES_MAX (before parsing) or when a key or
+    a string in it holds a control character."""
+    try:
+        if not path.is_file():
+            raise BadInput(f"{path}: recipe file not found (or not a regular file); check the path")
+        if path.stat().st_size > limits.RECIPE_BYTES_MAX:
+            raise BadInput(f"{path}: the recipe is {path.stat().st_size} bytes; at most {limits.RECIPE_BYTES_MAX} "
+                           "(1 MiB): split it into several recipes")
+        raw = path.read_bytes()
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, no permission
+        raise BadInput(f"{path}: cannot read the recipe: {getattr(exc, 'strerror', None) or exc}; "
+                       "check the path") from None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise BadInput(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise BadInput(f"{path}: not valid TOML: nested too deeply; a recipe nests a few tables deep") from None
+    _refuse_control_characters(path, data)
     for section, value in data.items():
         if section not in _SECTIONS:
             raise BadInput(f"{path}: unknown section [{section}]; must be one of: {', '.join(_SECTIONS)}")
@@ -145,39 +182,56 @@ def load_recipe(path: str | Path) -> Recipe:
         for key in value:
             if allowed is not None and key not in allowed:
                 raise BadInput(f"{path}: {section}.{key}: unknown key; [{section}] takes: {', '.join(sorted(allowed))}")
-    r = _Reader(path, data)
+    return raw, data
 
-    r.get("kernel.generator", (str,), what='e.g. generator = "templates"')
-    dtype = r.get("problem.dtype", (str,), "float32")
-    if dtype not in DTYPES:
-        raise r.fail("problem.dtype", f"unknown dtype {dtype!r}; must be one of: {', '.join(DTYPES)}")
-    tolerance = _tolerance(r, r.get("problem.tolerance", (float, int, dict), None))
-    problem = Problem(dtype, r.shapes("problem.shapes", True), r.shapes("problem.verify_shapes", False), tolerance)
 
-    trials = r.get("search.trials", (int,), 24)
-    if trials < 1:
-        raise r.fail("search.trials", f"must be at least 1, not {trials}")
+def _search(r: _Reader) -> Search:
+    trials = limits.trials(r.get("search.trials", (int,), 24), f"{r.path}: search.trials")
     sampler = r.get("search.sampler", (str,), "tpe")
     if sampler not in SAMPLERS:
-        raise r.fail("search.sampler", f"unknown sampler {sampler!r}; must be one of: {', '.join(SAMPLERS)}")
-    timeout = r.get("search.timeout", (int, float), 120.0)
-    if timeout <= 0:
-        raise r.fail("search.timeout", "must be a positive number of seconds")
+        raise r.fail("search.sampler", f"unknown sampler {shown(sampler)}; must be one of: {', '.join(SAMPLERS)}")
+    timeout = limits.seconds(r.get("search.timeout", (int, float), 120.0), f"{r.path}: search.timeout")
+    seed = limits.seed(r.get("search.seed", (int,), 0), f"{r.path}: search.seed")
     constraints = r.get("search.constraints", (list,), [])
+    limits.count(constraints, f"{r.path}: search.constraints", 64, "constraints", "merge or drop some")
     for i, c in enumerate(constraints):
         if not isinstance(c, str):
             raise r.fail(f"search.constraints[{i}]", "must be a string expression")
-    search = Search(trials, sampler, r.get("search.seed", (int,), 0), float(timeout),
-                    r.get("search.space", (dict,), {}), tuple(constraints))
+        parse_expression(c, f"{r.path}: search.constraints[{i}]")
+    space = r.get("search.space", (dict,), {})
+    if "space" in r.data.get("search", {}) and not space:
+        raise r.fail("search.space", "an empty table; list the knobs to search (e.g. BLOCK = [256, 512]), or "
+                                     "remove [search.space] to search the kernel's own space")
+    return Search(trials, sampler, seed, timeout, space, tuple(constraints))
 
+
+def _output_name(r: _Reader, data: dict) -> str:
+    default_name = data["kernel"].get("name", r.path.stem)
+    name = r.get("output.name", (str,), default_name if isinstance(default_name, str) else r.path.stem)
+    if not name or any(c in name for c in "/\\") or name.startswith(".") \
+            or len(name) > limits.NAME_CHARS_MAX:
+        raise r.fail("output.name", f"{shown(name)} is not a plain file name (no / or \\, not starting with ., "
+                                    f"at most {limits.NAME_CHARS_MAX} characters); set [output] name = \"softmax\"")
+    return name
+
+
+def load_recipe(path: str | Path) -> Recipe:
+    path = Path(path)
+    raw, data = _read(path)
+    r = _Reader(path, data)
+    r.get("kernel.generator", (str,), what='e.g. generator = "templates"')
+    dtype = r.get("problem.dtype", (str,), "float32")
+    if dtype not in DTYPES:
+        raise r.fail("problem.dtype", f"unknown dtype {shown(dtype)}; must be one of: {', '.join(DTYPES)}")
+    tolerance = _tolerance(r, r.get("problem.tolerance", (float, int, dict), None))
+    problem = Problem(dtype, r.shapes("problem.shapes", True), r.shapes("problem.verify_shapes", False), tolerance)
+    search = _search(r)
     targets = r.get("targets.names", (list,), [])
     for i, t in enumerate(targets):
         if not isinstance(t, str) or ":" not in t:
-            raise r.fail(f"targets.names[{i}]", f"must be a target name 'vendor:arch' (kt devices lists them), not {t!r}")
-    default_name = data["kernel"].get("name", path.stem)
-    name = r.get("output.name", (str,), default_name if isinstance(default_name, str) else path.stem)
-    if not name or "/" in name or name.startswith("."):
-        raise r.fail("output.name", f"{name!r} is not a plain file name")
+            raise r.fail(f"targets.names[{i}]", f"must be a target name 'vendor:arch' (kt devices lists them), "
+                                                f"not {shown(t)}")
+    name = _output_name(r, data)
     out_dir = Path(r.get("output.dir", (str,), "artifacts"))
     return Recipe(path, hashlib.sha256(raw).hexdigest(), dict(data["kernel"]), problem, search,
                   tuple(targets), out_dir, name)

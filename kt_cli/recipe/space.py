@@ -1,114 +1,23 @@
-"""Search parameters, constraints (a safe expression evaluator, never `eval`), enumeration."""
+"""Search parameters (knobs), the space they span, and its enumeration. A space is never listed past
+ENUMERATION_LIMIT points: larger ones are sampled point by point, each decoded from its index."""
 
 from __future__ import annotations
 
-import ast
 import itertools
+import keyword
 import math
-import operator
+import random
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Sequence
 
 from kt_cli.errors import BadInput
+from kt_cli.recipe import limits
+from kt_cli.recipe.constraints import NUMBER, STRING, Constraint, compile_constraint  # noqa: F401 (re-exported)
+from kt_cli.recipe.limits import shown
 
-_BINOPS = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-}
-_CMPOPS = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
-    ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-}
-_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_}
-_FUNCS = {"min": min, "max": max}
-
-
-class _Compiler:
-    """Turns an expression AST into nested closures over a dict of names."""
-
-    def __init__(self, text: str, where: str, names: set[str]):
-        self.text, self.where, self.names = text, where, names
-
-    def fail(self, what: str) -> BadInput:
-        return BadInput(
-            f"{self.where}: {what} in constraint {self.text!r}; constraints may use parameter, shape and "
-            "target names, numbers, + - * / // % **, comparisons, and/or/not, min() and max()"
-        )
-
-    def build(self, node: ast.AST) -> Callable[[dict], Any]:
-        if isinstance(node, ast.Expression):
-            return self.build(node.body)
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float, bool):
-            value = node.value
-            return lambda env: value
-        if isinstance(node, ast.Name):
-            name = node.id
-            if name.startswith("__"):
-                raise self.fail(f"dunder name {name!r}")
-            if name not in self.names:
-                raise self.fail(f"unknown name {name!r} (known: {', '.join(sorted(self.names))})")
-            return lambda env: env[name]
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            op, left, right = _BINOPS[type(node.op)], self.build(node.left), self.build(node.right)
-            return lambda env: op(left(env), right(env))
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-            op, operand = _UNARY[type(node.op)], self.build(node.operand)
-            return lambda env: op(operand(env))
-        if isinstance(node, ast.BoolOp):
-            parts = [self.build(v) for v in node.values]
-            if isinstance(node.op, ast.And):
-                return lambda env: all(p(env) for p in parts)
-            return lambda env: any(p(env) for p in parts)
-        if isinstance(node, ast.Compare) and all(type(o) in _CMPOPS for o in node.ops):
-            first = self.build(node.left)
-            rest = [(_CMPOPS[type(o)], self.build(c)) for o, c in zip(node.ops, node.comparators)]
-
-            def compare(env):
-                left = first(env)
-                for op, right_fn in rest:
-                    right = right_fn(env)
-                    if not op(left, right):
-                        return False
-                    left = right
-                return True
-
-            return compare
-        if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute):
-                raise self.fail("an attribute access")
-            if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCS or node.keywords:
-                raise self.fail("a call other than min()/max()")
-            fn, args = _FUNCS[node.func.id], [self.build(a) for a in node.args]
-            if not args:
-                raise self.fail(f"{node.func.id}() with no arguments")
-            return lambda env: fn(*(a(env) for a in args))
-        if isinstance(node, ast.Attribute):
-            raise self.fail("an attribute access")
-        if isinstance(node, ast.Subscript):
-            raise self.fail("a subscript")
-        raise self.fail(f"unsupported syntax {type(node).__name__}")
-
-
-@dataclass(frozen=True)
-class Constraint:
-    text: str
-    where: str
-    check: Callable[[dict], Any]
-
-    def holds(self, env: dict) -> bool:
-        try:
-            return bool(self.check(env))
-        except ZeroDivisionError:
-            return False
-
-
-def compile_constraint(text: str, where: str, names: set[str]) -> Constraint:
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError as exc:
-        raise BadInput(f"{where}: constraint {text!r} is not an expression ({exc.msg})") from None
-    return Constraint(text, where, _Compiler(text, where, names).build(tree))
+ENUMERATION_LIMIT = 200_000  # spaces larger than this are sampled, never listed
+SAMPLED_POINTS = 20_000  # points of a larger space checked against the constraints before any work
+_KINDS = {bool: "boolean", int: "integer", float: "float", str: "string"}
 
 
 @dataclass(frozen=True)
@@ -122,46 +31,102 @@ class Param:
     step: int = 1
     log: bool = False
 
-    def all_values(self) -> list:
+    def all_values(self) -> Sequence:
+        """The values, as a sequence that is never longer in memory than it must be (a range stays a range)."""
         if self.values:
-            return list(self.values)
-        if self.log:
-            out, v = [], self.low
-            while v <= self.high:
-                out.append(v)
-                v *= 2
-            return out
-        return list(range(self.low, self.high + 1, self.step))
+            return self.values
+        if self.log:  # powers of two from low: at most log2(SIZE_MAX) of them
+            return tuple(self.low * 2**k for k in range((self.high // self.low).bit_length()))
+        return range(self.low, self.high + 1, self.step)
+
+    @property
+    def kind(self) -> str:
+        """What a constraint sees of this knob: a number or a string."""
+        return STRING if self.values and isinstance(self.values[0], str) else NUMBER
+
+    def contains(self, value) -> bool:
+        values = self.all_values()
+        if isinstance(values, range):  # `in` on a range is O(1) only for an int
+            return type(value) is int and value in values
+        return any(type(v) is type(value) and v == value for v in values)
 
     def suggest(self, trial) -> Any:
         if self.values:
             return trial.suggest_categorical(self.name, list(self.values))
         if self.log:  # powers of two between low and high: categorical keeps them exact
-            return trial.suggest_categorical(self.name, self.all_values())
+            return trial.suggest_categorical(self.name, list(self.all_values()))
         return trial.suggest_int(self.name, self.low, self.high, step=self.step)
 
 
+def check_knob_name(name: str, where: str) -> str:
+    """A knob is passed to the kernel by name and used in constraints: a Python identifier."""
+    if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("__") \
+            or len(name) > limits.NAME_CHARS_MAX:
+        raise BadInput(f"{where}: {shown(name)} is not a knob name; a knob is a Python identifier (letters, "
+                       f"digits and _, at most {limits.NAME_CHARS_MAX} characters), e.g. BLOCK_N")
+    return name
+
+
 def parse_param(name: str, spec: Any, where: str) -> Param:
+    check_knob_name(name, where)
     if isinstance(spec, list):
-        if not spec:
-            raise BadInput(f"{where}: empty list of values; give at least one value")
-        if not all(isinstance(v, (int, float, str, bool)) for v in spec):
-            raise BadInput(f"{where}: values must be numbers, strings or booleans")
-        return Param(name, values=tuple(spec))
+        return Param(name, values=_values(spec, where))
     if isinstance(spec, dict):
-        unknown = set(spec) - {"low", "high", "step", "log"}
-        if unknown:
-            raise BadInput(f"{where}: unknown key {sorted(unknown)[0]!r}; a range has low, high, step, log")
-        low, high = spec.get("low"), spec.get("high")
-        if not isinstance(low, int) or not isinstance(high, int) or low > high:
-            raise BadInput(f"{where}: a range needs integers low <= high, e.g. {{low = 1, high = 8}}")
-        step, log = spec.get("step", 1), spec.get("log", False)
-        if not isinstance(step, int) or step < 1 or not isinstance(log, bool):
-            raise BadInput(f"{where}: step must be a positive integer and log a boolean")
-        if log and low < 1:
-            raise BadInput(f"{where}: a log range (powers of two) needs low >= 1")
-        return Param(name, low=low, high=high, step=step, log=log)
-    raise BadInput(f"{where}: must be a list of values or a range table {{low, high, step, log}}")
+        return _range(name, spec, where)
+    raise BadInput(f"{where}: must be a list of values or a range table {{low, high, step, log}}, "
+                   f"not {type(spec).__name__}")
+
+
+def _values(spec: list, where: str) -> tuple:
+    """A knob's list: values of one type (booleans are not integers), finite, within bounds, each once."""
+    if not spec:
+        raise BadInput(f"{where}: empty list of values; give at least one value")
+    odd = next((v for v in spec if type(v) not in _KINDS), None)
+    if odd is not None:
+        raise BadInput(f"{where}: values must be numbers, strings or booleans, not {type(odd).__name__}")
+    kinds = sorted({_KINDS[type(v)] for v in spec})
+    if len(kinds) > 1:
+        raise BadInput(f"{where}: mixes {', '.join(kinds[:-1])} and {kinds[-1]} values ({shown(spec)}); a knob's values have one "
+                       "type, e.g. [256, 512, 1024] (true is not 1, and 1024.0 is not 1024)")
+    for i, value in enumerate(spec):
+        _check_value(value, f"{where}[{i}]")
+        if value in spec[:i]:
+            raise BadInput(f"{where}: {shown(value)} is listed twice; list each value once")
+    return tuple(spec)
+
+
+def _check_value(value, where: str) -> None:
+    if type(value) is int:
+        limits.integer(value, where, -limits.SIZE_MAX, limits.SIZE_MAX,
+                       f"a knob's integers lie within +-{limits.SIZE_MAX} (2**40)")
+    elif type(value) is float and not math.isfinite(value):
+        raise BadInput(f"{where}: {value!r} is not a finite number; give finite values")
+    elif type(value) is str:
+        if not value or len(value) > limits.STRING_CHARS_MAX:
+            raise BadInput(f"{where}: a string value has 1 to {limits.STRING_CHARS_MAX} characters, "
+                           f"not {len(value)}")
+        limits.no_control_characters(value, where, "the value")
+
+
+def _range(name: str, spec: dict, where: str) -> Param:
+    unknown = set(spec) - {"low", "high", "step", "log"}
+    if unknown:
+        raise BadInput(f"{where}: unknown key {sorted(unknown)[0]!r}; a range has low, high, step, log")
+    fix = "a range needs integers low <= high, e.g. {low = 1, high = 8}"
+    for key in ("low", "high"):
+        if key not in spec:
+            raise BadInput(f"{where}.{key}: missing; {fix}")
+        limits.integer(spec[key], f"{where}.{key}", -limits.SIZE_MAX, limits.SIZE_MAX, fix)
+    low, high = spec["low"], spec["high"]
+    if low > high:
+        raise BadInput(f"{where}: low {low} is above high {high}; {fix}")
+    step = limits.integer(spec.get("step", 1), f"{where}.step", 1, limits.SIZE_MAX, "a step is a positive integer")
+    log = spec.get("log", False)
+    if not isinstance(log, bool):
+        raise BadInput(f"{where}.log: must be true or false, not {shown(log)}")
+    if log and low < 1:
+        raise BadInput(f"{where}: a log range (powers of two) needs low >= 1")
+    return Param(name, low=low, high=high, step=step, log=log)
 
 
 @dataclass(frozen=True)
@@ -172,10 +137,26 @@ class SearchSpace:
     def size(self) -> int:
         return math.prod(len(p.all_values()) for p in self.params)
 
+    def point_at(self, index: int) -> dict:
+        """The point at `index` in the order of itertools.product over the knobs (the last fastest)."""
+        point = {}
+        for p in reversed(self.params):
+            values = p.all_values()
+            index, i = divmod(index, len(values))
+            point[p.name] = values[i]
+        return {p.name: point[p.name] for p in self.params}
+
     def points(self):
+        """Every point, in order; past ENUMERATION_LIMIT decoded one at a time, so nothing is listed."""
+        if self.size() > ENUMERATION_LIMIT:
+            return (self.point_at(i) for i in range(self.size()))
         names = [p.name for p in self.params]
-        for values in itertools.product(*(p.all_values() for p in self.params)):
-            yield dict(zip(names, values))
+        return (dict(zip(names, values)) for values in itertools.product(*(p.all_values() for p in self.params)))
+
+    def sample(self, count: int, seed: int = 0):
+        """`count` points drawn uniformly (with replacement), decoded one at a time."""
+        rng, size = random.Random(seed), self.size()
+        return (self.point_at(rng.randrange(size)) for _ in range(count))
 
     def violated(self, env: dict) -> Constraint | None:
         """The first constraint that `env` (params + shape + target properties) breaks, or None."""
@@ -183,7 +164,6 @@ class SearchSpace:
             if not c.holds(env):
                 return c
         return None
-
 
     def valid_points(self, env_of, max_points: int | None = None):
         """The points, in order, that meet every constraint; `env_of(point)` gives the names a constraint
@@ -194,29 +174,44 @@ class SearchSpace:
             if self.violated(env_of(point)) is None:
                 yield point
 
+    def completion(self, partial: dict, env_of, tries: int = 1000) -> dict | None:
+        """`partial` (some knobs' values) made a full point that meets the constraints, its missing knobs
+        taking the first values that do (among the first `tries` combinations); None when `partial`
+        names a knob or a value outside the space, or no combination tried fits."""
+        known = {p.name: p for p in self.params}
+        if not set(partial) <= set(known) or not all(known[n].contains(v) for n, v in partial.items()):
+            return None
+        rest = SearchSpace(tuple(p for p in self.params if p.name not in partial), ())
+        for index in range(min(tries, rest.size())):
+            full = {**partial, **rest.point_at(index)}
+            if self.violated(env_of(full)) is None:
+                return {p.name: full[p.name] for p in self.params}
+        return None
+
 
 def constraint_env(params: dict, shape: dict, properties: dict, dtype_bytes: int) -> dict:
     return {**properties, **shape, "dtype_bytes": dtype_bytes, **params}
 
 
 def check_feasible(space: SearchSpace, shape: dict, properties: dict, dtype_bytes: int, where: str,
-                   limit: int = 200_000) -> int:
-    """Count the points that satisfy every constraint; refuse a space where none does."""
-    if space.size() > limit:
-        return space.size()  # too large to enumerate: the search prunes point by point
-    rejected_by: dict[str, int] = {}
+                   limit: int = ENUMERATION_LIMIT) -> int | None:
+    """Count the points that meet every constraint, or, past `limit` points, check SAMPLED_POINTS of
+    them (then return None: the count is unknown). A space where none does is refused, in one line."""
+    size = space.size()
+    exhaustive = size <= limit
+    rejected_by: dict[Constraint, int] = {}
     valid = total = 0
-    for point in space.points():
+    for point in space.points() if exhaustive else space.sample(SAMPLED_POINTS):
         total += 1
         broken = space.violated(constraint_env(point, shape, properties, dtype_bytes))
         if broken is None:
             valid += 1
         else:
-            rejected_by[broken.text] = rejected_by.get(broken.text, 0) + 1
+            rejected_by[broken] = rejected_by.get(broken, 0) + 1
     if valid == 0:
         worst = max(rejected_by, key=rejected_by.get)
-        raise BadInput(
-            f"{where}: all {total} points violate the constraints for shape "
-            f"{shape}; {rejected_by[worst]} are rejected by {worst!r}: widen the space or relax it"
-        )
-    return valid
+        looked = f"all {total} points violate" if exhaustive else \
+            f"none of {total} points sampled from its {size} points meets"
+        raise BadInput(f"{where}: {looked} the constraints for shape {shape}; {rejected_by[worst]} are rejected "
+                       f"by {worst.where.rsplit(': ', 1)[-1]} {shown(worst.text)}: widen the space or relax it")
+    return valid if exhaustive else None

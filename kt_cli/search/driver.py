@@ -8,7 +8,6 @@ trial does is kt_cli.search.objective.
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -85,18 +84,10 @@ class StudyRun:
         """A new study evaluates the kernel's known-good points first (its SEEDS), where they fit the
         space and its constraints; a parameter a point leaves out takes the first values that meet
         the constraints."""
-        space = self.problem.space
-        names = {p.name: p for p in space.params}
         for point in self.known_good:
-            if not set(point) <= set(names) or any(v not in names[n].all_values() for n, v in point.items()):
-                continue
-            missing = [n for n in names if n not in point]
-            fills = itertools.islice(itertools.product(*(names[n].all_values() for n in missing)), 1000)
-            for fill in fills:
-                full = {**point, **dict(zip(missing, fill))}
-                if space.violated(self.problem.env(full)) is None:
-                    study.enqueue_trial({n: full[n] for n in names}, skip_if_exists=True)
-                    break
+            full = self.problem.space.completion(point, self.problem.env)
+            if full is not None:
+                study.enqueue_trial(full, skip_if_exists=True)
 
 
 class _Attempts:

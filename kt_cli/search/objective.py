@@ -12,12 +12,13 @@ import random
 import threading
 import time
 
+from kt_cli.recipe.space import ENUMERATION_LIMIT
 from kt_cli.search.ledger import ABORTED, CLAIM, SKIPPED, Budget, Ledger, point_key
 from kt_cli.search.storage import HOST, fail_dead_trials
 
 MAX_DUPLICATES_IN_A_ROW = 20
 POLL_S = 0.5
-LARGE_SPACE = 200_000  # spaces larger than this are never enumerated
+LARGE_SPACE = ENUMERATION_LIMIT  # spaces larger than this are never enumerated
 
 
 class CandidateFailed(Exception):

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from kt_cli.errors import EnvironmentProblem
-from kt_cli.recipe.space import SearchSpace
+from kt_cli.errors import BadInput, EnvironmentProblem
+from kt_cli.recipe.space import ENUMERATION_LIMIT, SearchSpace
+
+
+def check_sampler_fits(name: str, space: SearchSpace, where: str) -> None:
+    """The grid sampler lists every point of the space up front: refuse a space too large to list."""
+    if name == "grid" and space.size() > ENUMERATION_LIMIT:
+        raise BadInput(f"{where}: the grid sampler lists every point, and this space has {space.size()} "
+                       f"(at most {ENUMERATION_LIMIT}); use sampler = \"tpe\" or \"random\", or shrink the space")
 
 
 def make_sampler(name: str, seed: int, space: SearchSpace, parallel: bool = False):
@@ -20,7 +27,7 @@ def make_sampler(name: str, seed: int, space: SearchSpace, parallel: bool = Fals
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     if name == "grid":
-        return optuna.samplers.GridSampler({p.name: p.all_values() for p in space.params}, seed=seed)
+        return optuna.samplers.GridSampler({p.name: list(p.all_values()) for p in space.params}, seed=seed)
     if name == "cmaes":
         try:
             import cmaes  # noqa: F401  (only checks it is installed)

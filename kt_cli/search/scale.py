@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kt_cli import plugins
 from kt_cli.errors import BadInput, EnvironmentProblem, JobFailed, KtError
+from kt_cli.recipe import limits
 from kt_cli.search.storage import HOST
 from kt_cli.search.tally import Tally
 
@@ -27,9 +28,9 @@ def worker_count(text: str) -> int:
     try:
         count = int(text)
     except ValueError:
-        raise BadInput(f"--workers: must be a positive number or auto, not {text!r}") from None
-    if count < 1:
-        raise BadInput(f"--workers: must be a positive number or auto, not {count}")
+        raise BadInput(f"--workers: must be a positive number or auto, not {limits.shown(text)}") from None
+    if not 1 <= count <= limits.WORKERS_MAX:
+        raise BadInput(f"--workers: must be a positive number or auto, at most {limits.WORKERS_MAX}, not {count}")
     return count
 
 

@@ -13,8 +13,9 @@ from kt_cli.generate import kernel_source
 from kt_cli.recipe.parse import Recipe
 from kt_cli.recipe.space import SearchSpace, check_feasible, constraint_env
 from kt_cli.search.driver import StudyRun
-from kt_cli.search.objective import LARGE_SPACE
-from kt_cli.search.plan import TargetPlan, build_space, plan_targets, study_name
+from kt_cli.search.plan import (TargetPlan, build_space, check_kernel_knobs, make_storage_dir, plan_targets,
+                                space_key, study_name)
+from kt_cli.search.sampler import check_sampler_fits
 from kt_cli.search.scale import sampler_seed, whoami
 from kt_cli.search.storage import open_storage
 from kt_cli.search.tally import Tally
@@ -46,18 +47,44 @@ class ProblemPlan:
         return study_name(self.recipe, self.target, self.shape, source_hash)
 
 
-def problem_plans(recipe: Recipe, plans: list, evaluator: Evaluator, module_info: dict) -> list[ProblemPlan]:
-    """The studies of the recipe, target by target and shape by shape; an infeasible space (no point
-    meets the constraints) is a BadInput here, before any study starts."""
-    shapes = list(recipe.problem.shapes)
-    problems = []
+def plan_spaces(recipe: Recipe, plans: list, defaults: dict, default_constraints: list) -> list[tuple]:
+    """(target plan, shape, space, valid points) for every study of the recipe; valid points is None when
+    the space is too large to count. A space no point of which meets the constraints, or that its
+    sampler cannot take, is a BadInput here, before any study starts."""
+    out = []
+    sizes = set.intersection(*(set(shape) for shape in recipe.problem.shapes))  # what every shape names
     for plan in plans:
-        space = build_space(recipe, module_info["space"], module_info["constraints"], plan.spec, set(shapes[0]))
-        for shape in shapes:
+        space = build_space(recipe, defaults, default_constraints, plan.spec, sizes)
+        check_sampler_fits(recipe.search.sampler, space, recipe.where("search.sampler"))
+        for shape in recipe.problem.shapes:
             valid = check_feasible(space, shape, plan.spec.properties, recipe.problem.dtype_bytes,
                                    f"{recipe.path}: search.space for {plan.spec.name}")
-            problems.append(ProblemPlan(recipe, plan, shape, space, valid if space.size() <= LARGE_SPACE else None,
-                                        evaluator))
+            out.append((plan, shape, space, valid))
+    return out
+
+
+def check_recipe_space(recipe: Recipe, plans: list) -> None:
+    """The recipe's own space, checked before any worker starts: knob names and values, constraints, the
+    sampler, and that some point meets the constraints. (A recipe without a space searches the
+    kernel's, known once a worker has read the module: problem_plans checks it then.)"""
+    if recipe.search.space:
+        plan_spaces(recipe, plans, {}, [])
+
+
+def problem_plans(recipe: Recipe, plans: list, evaluator: Evaluator, module_info: dict) -> list[ProblemPlan]:
+    """The studies of the recipe, target by target and shape by shape, once the kernel's knobs are known
+    to match the space (a misspelled knob is a BadInput here, not a KeyError in every trial)."""
+    problems, probed = [], set()
+    for plan, shape, space, valid in plan_spaces(recipe, plans, module_info["space"], module_info["constraints"]):
+        names = tuple(p.name for p in space.params if p.name not in plan.spec.launch_options)
+        if names not in probed:
+            probed.add(names)
+            env_of = lambda point: constraint_env(point, shape, plan.spec.properties,  # noqa: E731
+                                                  recipe.problem.dtype_bytes)
+            point = next(space.valid_points(env_of, max_points=1000), None) or space.point_at(0)
+            probe = evaluator.knobs_read({n: point[n] for n in names})
+            check_kernel_knobs(space, plan.spec, probe, space_key(recipe))
+        problems.append(ProblemPlan(recipe, plan, shape, space, valid, evaluator))
     return problems
 
 
@@ -72,6 +99,7 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     try:
         module_info = evaluator.inspect_module(list(recipe.problem.shapes))
         problems = problem_plans(recipe, plans, evaluator, module_info)
+        make_storage_dir(storage_url)
         store = open_storage(storage_url)
         source_hash = source.sha256()
         studies = []

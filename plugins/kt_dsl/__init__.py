@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kt_cli.errors import BadInput
 from kt_cli.hookspecs import hookimpl
-from kt_cli.kernel import REQUIRED, KernelSource
+from kt_cli.kernel import REQUIRED, KernelSource, parse_module_file
 
 RENAMEABLE = REQUIRED + ("baseline", "flops", "bytes_moved", "traffic")
 
@@ -25,17 +25,18 @@ class DslGenerator:
         file = kernel_table.get("file")
         if not isinstance(file, str):
             raise BadInput(f"{recipe_path}: kernel.file: missing; name the Python file holding the @triton.jit kernel")
-        path = (recipe_path.parent / file).resolve()
-        if not path.is_file():
+        try:
+            path = (recipe_path.parent / file).resolve()
+            found = path.is_file()
+        except OSError as exc:  # a name too long, a loop of links
+            raise BadInput(f"{recipe_path}: kernel.file: {file!r}: {exc.strerror}; check the path") from None
+        if not found:
             raise BadInput(f"{recipe_path}: kernel.file: {file!r} not found (relative to the recipe)")
         functions = {k: v for k, v in kernel_table.items() if k in RENAMEABLE}
         for key, value in functions.items():
             if not isinstance(value, str):
                 raise BadInput(f"{recipe_path}: kernel.{key}: must be the name of a function in {file}")
-        try:
-            tree = ast.parse(path.read_text(), filename=str(path))
-        except SyntaxError as exc:
-            raise BadInput(f"{path}: does not import: SyntaxError line {exc.lineno}: {exc.msg}") from None
+        _, tree = parse_module_file(path)
         defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
         for protocol in REQUIRED:

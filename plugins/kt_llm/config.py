@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from kt_cli.errors import BadInput
+from kt_cli.recipe import limits
 
 APIS = ("openai", "anthropic")
 MODES = ("fsr", "coder-judge", "plan-then-code")
@@ -60,6 +62,22 @@ class LlmConfig:
                 "mode": self.mode, "rounds": self.rounds}
 
 
+# key -> (least, most) of the integer keys
+_COUNTS = {"rounds": (1, 1000), "max_requests": (1, 100_000), "max_tokens": (1, 10**9),
+           "max_output_tokens": (1, 10**6), "retries": (0, 100)}
+
+
+def _check_numbers(values: dict, recipe_path: Path) -> None:
+    """Counts within bounds, durations positive and finite (nan, inf and 1e300 are refused)."""
+    for key, (least, most) in _COUNTS.items():
+        limits.integer(values[key], f"{recipe_path}: kernel.{key}", least, most, f"e.g. {key} = {_KEYS[key][1]}")
+    limits.seconds(values["request_timeout"], f"{recipe_path}: kernel.request_timeout", "seconds one request may take")
+    for key, most in (("retry_backoff", 3600.0), ("temperature", 2.0)):
+        if not (math.isfinite(values[key]) and 0 <= values[key] <= most):
+            raise BadInput(f"{recipe_path}: kernel.{key}: must be a number from 0 to {most:g}, not "
+                           f"{limits.shown(values[key])}; e.g. {key} = {_KEYS[key][1]}")
+
+
 def parse_config(table: dict, recipe_path: Path) -> LlmConfig:
     unknown = set(table) - set(_KEYS) - {"generator"}
     if unknown:
@@ -81,12 +99,7 @@ def parse_config(table: dict, recipe_path: Path) -> LlmConfig:
         raise BadInput(f"{recipe_path}: kernel.api: unknown api {values['api']!r}; must be one of: {', '.join(APIS)}")
     if values["mode"] not in MODES:
         raise BadInput(f"{recipe_path}: kernel.mode: unknown mode {values['mode']!r}; must be one of: {', '.join(MODES)}")
-    for key in ("rounds", "max_requests", "max_tokens", "max_output_tokens"):
-        if values[key] < 1:
-            raise BadInput(f"{recipe_path}: kernel.{key}: must be at least 1, not {values[key]}")
-    if values["request_timeout"] <= 0 or values["retries"] < 0 or values["retry_backoff"] < 0:
-        raise BadInput(f"{recipe_path}: kernel: request_timeout must be positive, retries and retry_backoff "
-                       "not negative")
+    _check_numbers(values, recipe_path)
     if not values["base_url"].startswith(("http://", "https://")):
         raise BadInput(f"{recipe_path}: kernel.base_url: {values['base_url']!r} is not an http(s) URL, e.g. "
                        "\"http://127.0.0.1:8000/v1\"")

@@ -1,5 +1,6 @@
 """The propose -> gate -> compile -> verify -> measure/estimate -> feedback loop. Every proposal runs only
-in kt's worker processes (through kt_cli.evaluate.evaluator.Evaluator); this process only parses it."""
+in kt's worker processes (through kt_cli.evaluate.evaluator.Evaluator); it is parsed only in a child
+process with limits (kt_llm.screen), so a reply that cannot be parsed is a failed round, never a crash."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kt_cli.errors import BadInput
-from kt_llm import gates, prompts
+from kt_llm import prompts
 from kt_llm.client import BudgetSpent, RequestFailed
-from kt_llm.task import APPENDIX, assemble, extract_code, strip_problem, without
+from kt_llm.screen import Screened, screen
+from kt_llm.task import APPENDIX, assemble, without
 
 MAX_FAILURES_SHOWN = 3
 
@@ -133,23 +135,18 @@ class Loop:
         prompt = prompts.coder_prompt(self.intro, self.best.to_json(self.estimated) if self.best else None,
                                       best_code, failures, advice)
         reply = self._ask(record, "coder", prompts.PROTOCOL, prompt)
-        code = extract_code(reply)
-        if code is None:
-            raise prompts.Malformed(f"the reply holds no ```python block: {reply[:200]!r}")
-        self._check_and_run(record, code)
+        self._check_and_run(record, screen(reply))
 
-    def _check_and_run(self, record: Round, code: str) -> None:
-        try:
-            code = strip_problem(code)
-        except SyntaxError as exc:
-            record.failure_kind, record.message = "compile_error", f"SyntaxError line {exc.lineno}: {exc.msg}"
+    def _check_and_run(self, record: Round, screened: Screened) -> None:
+        """Run a screened reply (its code pulled out and gated in a child process: kt_llm.screen)."""
+        if screened.code is None:
+            record.failure_kind, record.message = screened.failure_kind, screened.message
             return
         path = self.work_dir / f"round-{record.round:02d}.py"
-        path.write_text(assemble(code, self.task))
+        path.write_text(assemble(screened.code, self.task))
         record.file, record.source_sha256 = str(path), sha256(path.read_text())
-        reason = gates.check(code)
-        if reason:
-            record.failure_kind, record.message = "invalid", f"rejected by the honesty gates: {reason}"
+        if screened.failure_kind:
+            record.failure_kind, record.message = screened.failure_kind, screened.message
             return
         from kt_cli.kernel import KernelSource
 

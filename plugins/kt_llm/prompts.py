@@ -86,7 +86,7 @@ def parse_json(reply: str, key: str, kind: type) -> object:
     match = re.search(r"\{.*\}", reply, re.DOTALL)
     try:
         data = json.loads(match.group(0)) if match else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         data = None
     if not isinstance(data, dict) or not isinstance(data.get(key), kind) or not data[key]:
         raise Malformed(f"expected JSON with a non-empty {key!r}, got: {reply[:200]!r}")

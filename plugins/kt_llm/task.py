@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kt_cli.errors import BadInput
+from kt_cli.kernel import parse_module_file
 
 # The problem is the task's: a model that redefines these could loosen the check it is judged by.
 PROBLEM_NAMES = ("OUTPUTS", "VERIFY_SHAPES", "TOLERANCE", "make_inputs", "reference", "baseline", "flops",
@@ -45,11 +46,7 @@ def resolve_task(task: str, recipe_path: Path) -> Task:
         if library is None:
             raise BadInput(f"{recipe_path}: kernel.task: no kernel library is loaded; give a .py file instead")
         path = Path(library.build({"generator": "templates", "name": task}, recipe_path).path)
-    text = path.read_text()
-    try:
-        tree = ast.parse(text, filename=str(path))
-    except SyntaxError as exc:
-        raise BadInput(f"{path}: does not parse: line {exc.lineno}: {exc.msg}") from None
+    text, tree = parse_module_file(path)
     names = _top_level_names(tree)
     for required in ("make_inputs", "reference"):
         if required not in names:
@@ -110,6 +107,6 @@ def extract_code(reply: str) -> str | None:
         return max(blocks, key=len)
     try:
         ast.parse(reply)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or past the parser's limits
         return None
     return reply if "def launch" in reply else None
