@@ -284,12 +284,14 @@ def test_nvidia_and_amd_pin_with_their_own_variables():
 
 
 def test_journal_study_retries_a_trial_left_running_by_a_dead_process(tmp_path):
-    """Journal files have no heartbeats: a trial whose process on this host is gone is failed and retried."""
+    """Journal files have no heartbeats: a trial whose owner on this machine is gone is failed and retried."""
     import optuna
 
     from kt_cli.recipe.parse import load_recipe
+    from kt_cli.processes import MACHINE
     from kt_cli.search.ledger import CLAIM
-    from kt_cli.search.storage import HOST, evaluated
+    from kt_cli.search.liveness import OWNER
+    from kt_cli.search.storage import evaluated
     from kt_cli.tune import tune
 
     _, recipe_path = _recipe(tmp_path)
@@ -311,8 +313,8 @@ def test_journal_study_retries_a_trial_left_running_by_a_dead_process(tmp_path):
         lost.suggest_categorical(name, choices)
     gone = subprocess.Popen(["true"])
     gone.wait()
-    for key, value in (("host", HOST), ("pid", gone.pid), (CLAIM, lost.number)):
-        lost.set_user_attr(key, value)
+    lost.set_user_attr(CLAIM, lost.number)
+    storage.set_trial_system_attr(lost._trial_id, OWNER, {"machine": MACHINE, "pid": gone.pid, "started": None})
 
     path, _, tally = tune(recipe, ("nvidia:sm_90",), trials=3, out_dir=tmp_path / "out", storage=journal)
 

@@ -16,7 +16,7 @@ from typing import Callable
 from kt_cli.search.ledger import Budget, Ledger
 from kt_cli.search.objective import POLL_S, CandidateFailed, Objective
 from kt_cli.search.sampler import make_sampler
-from kt_cli.search.storage import fail_dead_trials
+from kt_cli.search.recovery import fail_dead_trials
 from kt_cli.types import TrialResult
 
 ATTEMPTS_PER_UNIT = 50  # asks per unit of budget before a driver gives up on a space it cannot fill
@@ -51,6 +51,7 @@ class StudyRun:
                                     load_if_exists=True)
         budget = Budget(self.budget, valid_points)
         study.set_user_attr("budget", budget.limit)
+        fail_dead_trials(study, self.storage)  # a killed run's trials, before counting what is done
         self.found_complete = budget.spent(Ledger.read(study))
         if not study.get_trials(deepcopy=False):
             self._enqueue_known_good(study)
@@ -64,14 +65,14 @@ class StudyRun:
         import optuna
 
         while attempts.take():
+            fail_dead_trials(study, self.storage)  # first: a dead trial may hold the unit this one needs
             ledger = Ledger.read(study)
             if budget.spent(ledger):
                 return
             # (a queued retry holds a unit too, but some process must run a trial to pop it)
             if budget.taken(ledger):
-                # Every unit left is taken (here or elsewhere); wait, since a trial whose process died is
-                # failed after its heartbeat's grace period and comes back as a queued retry.
-                fail_dead_trials(study, self.storage)
+                # Every unit left is taken (here or elsewhere); wait, since a trial whose process died
+                # comes back as a queued retry once it is judged dead.
                 time.sleep(POLL_S)
                 continue
             try:

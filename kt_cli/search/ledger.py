@@ -16,6 +16,17 @@ def point_key(params: dict) -> str:
     return json.dumps(params, sort_keys=True)
 
 
+def awaits_retry(trial, retried: set) -> bool:
+    """A claimed trial failed because its process died, whose retry is not queued yet: the process
+    that failed it is queueing it now (or died doing so, and kt_cli.search.recovery queues it). Its
+    point and its unit of budget stay taken until then. `retried`: the numbers that have a retry."""
+    import optuna
+
+    return (trial.state == optuna.trial.TrialState.FAIL and trial.user_attrs.get(CLAIM) == trial.number
+            and "result" not in trial.user_attrs and ABORTED not in trial.user_attrs
+            and "failed_trial" not in trial.system_attrs and trial.number not in retried)
+
+
 @dataclass(frozen=True)
 class Ledger:
     """The study as every process sharing it sees it: points evaluated, points taken (being evaluated
@@ -56,9 +67,7 @@ class Ledger:
             elif "result" in t.user_attrs:
                 if t.state in (state.COMPLETE, state.FAIL) and "duplicate_of" not in t.user_attrs:
                     evaluated[point_key(t.params)] = t
-            elif (claimed and t.state == state.FAIL and ABORTED not in t.user_attrs
-                  and "failed_trial" not in t.system_attrs and t.number not in retried):
-                # Its worker died; the process that failed it is enqueueing the retry (max_retry=1) now.
+            elif awaits_retry(t, retried):
                 taken[point_key(t.params)] = t
         spent = sum(json.loads(t.user_attrs["result"])["failure_kind"] != "invalid" for t in evaluated.values())
         retries = sum("failed_trial" in t.system_attrs for t in queued.values())

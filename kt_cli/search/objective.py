@@ -14,7 +14,8 @@ import time
 
 from kt_cli.recipe.space import ENUMERATION_LIMIT
 from kt_cli.search.ledger import ABORTED, CLAIM, SKIPPED, Budget, Ledger, point_key
-from kt_cli.search.storage import HOST, fail_dead_trials
+from kt_cli.search.recovery import fail_dead_trials
+from kt_cli.search.storage import HOST
 
 MAX_DUPLICATES_IN_A_ROW = 20
 POLL_S = 0.5
