@@ -58,26 +58,25 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def clocks() -> dict:
-    """The GPU's clocks, power and throttle reasons now (empty without nvidia-smi)."""
-    fields = "clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active"
+def nvidia_smi(fields: str, units: bool = True) -> dict:
+    """GPU 0's `fields` as nvidia-smi reports them (empty without nvidia-smi)."""
+    form = "csv,noheader,nounits" if not units else "csv,noheader"
     try:
-        line = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i", "0"],
-                              capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    return dict(zip(fields.split(","), (v.strip() for v in line.split(","))))
-
-
-def gpu() -> dict:
-    """Which physical GPU this is (name, UUID, serial, driver; empty without nvidia-smi)."""
-    fields = "name,uuid,serial,driver_version,clocks.max.sm,power.limit"
-    try:
-        line = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader", "-i", "0"],
+        line = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", f"--format={form}", "-i", "0"],
                               capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return {}
     return dict(zip(fields.split(","), (v.strip() for v in line.split(",")))) if line else {}
+
+
+def clocks() -> dict:
+    """The GPU's clocks, power and throttle reasons now."""
+    return nvidia_smi("clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active", units=False)
+
+
+def gpu() -> dict:
+    """Which physical GPU this is (name, UUID, serial, driver)."""
+    return nvidia_smi("name,uuid,serial,driver_version,clocks.max.sm,power.limit")
 
 
 def per_mille(inject: float) -> int:
