@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,12 @@ class KernelSource:
     # The module that defines the problem (make_inputs, reference, TOLERANCE) when it is not this one:
     # a generated module is judged by its task's definitions, loaded where its own code never ran.
     problem_path: str = ""
+
+    def __post_init__(self):
+        # Workers run in a scratch directory of their own, where a relative path would not find the module.
+        object.__setattr__(self, "path", os.path.abspath(self.path))
+        if self.problem_path:
+            object.__setattr__(self, "problem_path", os.path.abspath(self.problem_path))
 
     def problem(self) -> "KernelSource":
         """The source kt makes inputs and reference outputs from."""

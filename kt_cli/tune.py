@@ -29,6 +29,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
                                            timeout=timeout or recipe.search.timeout,
                                            seed=recipe.search.seed if seed is None else seed))
     out_dir, storage_url = destinations(recipe, out_dir, storage)
+    artifact.remove_dead_writes(out_dir, recipe.name)  # a write killed last time leaves nothing behind
     # Processes sharing a study must not all propose the same points: each gets its own sampler seed.
     shared = storage is not None or workers > 1
     recipe_generator(recipe)  # an unknown generator is named before anything else
@@ -65,6 +66,8 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         if tally.written_by is not None:
             return Path(tally.written_by["path"]), results, tally
     path = artifact.write(out_dir, recipe, source, results, plans, scale.redact(storage_url))
+    if storage is not None and not tally.found_complete:
+        scale.artifact_written(storage_url, [s for _, _, s in studies])
     if missing:
         raise JobFailed(f"wrote {path}, but no candidate passed verification for: {'; '.join(missing)}")
     return path, results, tally

@@ -86,6 +86,7 @@ class TrialResult:
     verification: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0  # wall time spent on the candidate
     worker: dict[str, Any] = field(default_factory=dict)  # host, pid and device that evaluated it
+    output: str = ""  # what its worker processes printed for it, clipped to a few KB
 
     def __post_init__(self):
         if self.failure_kind not in FAILURE_KINDS:

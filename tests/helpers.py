@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -71,3 +72,24 @@ def one_error_line(result) -> str:
     assert lines[0].startswith("kt: error: "), lines[0]
     assert "Traceback" not in result.stderr
     return lines[0]
+
+
+def processes_of(tmpdir) -> list[int]:
+    """Processes still running with TMPDIR=tmpdir (a killed kt's workers, their compilers)."""
+    mark = f"TMPDIR={tmpdir}".encode()
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and mark in (proc / "environ").read_bytes().split(b"\0"):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def wait_until_gone(tmpdir, seconds: float = 20.0) -> list[int]:
+    """Wait for every process of `tmpdir` to end; returns those still there after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while processes_of(tmpdir) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return processes_of(tmpdir)

@@ -8,11 +8,12 @@ import hashlib
 import json
 import os
 import platform
+import secrets
 import shutil
-import tempfile
 from pathlib import Path
 
 from kt_cli.errors import BadInput
+from kt_cli.processes import MACHINE_TAG, process_alive
 from kt_cli.types import failure_counts, shape_key
 
 SCHEMA_VERSION = 1
@@ -94,7 +95,7 @@ def write(out_dir: Path, recipe, source, results: list[dict], plans, storage_url
         "provenance": provenance(),
         "results": [_entry(r) for r in results],
     }
-    tmp = Path(tempfile.mkdtemp(prefix=f".{recipe.name}.kt.", dir=out_dir))
+    tmp = _new_dir(out_dir, recipe.name, "tmp")
     try:
         shutil.copyfile(source.path, tmp / source_file)
         with open(tmp / TRIALS, "w") as f:
@@ -103,7 +104,7 @@ def write(out_dir: Path, recipe, source, results: list[dict], plans, storage_url
                     f.write(json.dumps(t.to_json(), sort_keys=True) + "\n")
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         if final.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{recipe.name}.kt.old.", dir=out_dir))
+            old = _new_dir(out_dir, recipe.name, "old")
             os.replace(final, old / "a")
             os.replace(tmp, final)
             shutil.rmtree(old, ignore_errors=True)
@@ -113,6 +114,35 @@ def write(out_dir: Path, recipe, source, results: list[dict], plans, storage_url
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return final
+
+
+def _new_dir(out_dir: Path, name: str, kind: str) -> Path:
+    """A new folder `.NAME.kt.KIND.MACHINE.PID.RANDOM` beside the artifact, created with the user's
+    umask (as the artifact it becomes), named after this process so a later run knows when it is dead."""
+    while True:
+        path = out_dir / f".{name}.kt.{kind}.{MACHINE_TAG}.{os.getpid()}.{secrets.token_hex(4)}"
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+
+
+def remove_dead_writes(out_dir: Path, name: str) -> None:
+    """Remove the temporary folders of writes of NAME.kt whose process was killed. A write killed
+    between its two renames had moved the previous artifact aside: it is put back first."""
+    final = Path(out_dir) / f"{name}.kt"
+    prefix = f".{name}.kt."
+    for path in sorted(Path(out_dir).glob(prefix + "*")) if Path(out_dir).is_dir() else []:
+        parts = path.name[len(prefix):].split(".")
+        if len(parts) != 4:
+            continue
+        kind, machine, pid, _ = parts
+        if machine != MACHINE_TAG or not pid.isdigit() or process_alive({"pid": int(pid)}):
+            continue
+        if kind == "old" and not final.exists() and (path / "a" / MANIFEST).is_file():
+            os.replace(path / "a", final)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def read(path: str | Path) -> dict:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from kt_cli.errors import BadInput
 from kt_cli.types import Candidate, TargetSpec, TrialResult, shape_key
+from kt_cli.evaluate.containment import collect_output, trial_output
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.pool import WorkerPool
@@ -110,17 +111,18 @@ class Evaluator:
                               tuple(self.verify_shapes))
         started = time.perf_counter()
         base = dict(params=params, target=plan.spec.name, shape=shape, mode=plan.mode)
-        try:
-            if plan.mode == "estimated":
-                out = self._estimate(candidate, plan.spec)
-            else:
-                out = self._time_on_device(candidate, plan)
-        except WorkerFailure as exc:
-            if exc.kind == "bad_input":
-                exc = WorkerFailure("crash", exc.message)
-            return TrialResult(exc.kind, message=exc.message, seconds=time.perf_counter() - started,
-                               resources=getattr(exc, "resources", {}), **base)
-        result = TrialResult("ok", seconds=time.perf_counter() - started, **base, **out)
+        with collect_output() as printed:
+            try:
+                if plan.mode == "estimated":
+                    out = self._estimate(candidate, plan.spec)
+                else:
+                    out = self._time_on_device(candidate, plan)
+            except WorkerFailure as exc:
+                if exc.kind == "bad_input":
+                    exc = WorkerFailure("crash", exc.message)
+                return TrialResult(exc.kind, message=exc.message, seconds=time.perf_counter() - started,
+                                   resources=getattr(exc, "resources", {}), output=trial_output(printed), **base)
+        result = TrialResult("ok", seconds=time.perf_counter() - started, output=trial_output(printed), **base, **out)
         return self._with_rates(result, plan)
 
     def _with_rates(self, result: TrialResult, plan: TargetPlan) -> TrialResult:

@@ -7,19 +7,20 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import time
 import traceback
 from typing import Any
 
+from kt_cli.evaluate.containment import Scratch, enter_scratch, flush_output, report_output
 from kt_cli.evaluate.failure import WorkerFailure
 
 STARTUP_TIMEOUT = 300.0  # importing torch and triton on a cold, busy machine
+OUTPUT_POLL_S = 0.5  # how often the output file is checked while a request runs
 
 
-def _serve(conn, env: dict) -> None:
+def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int) -> None:
     os.environ.update(env)
-    import sys
-
-    sys.stdout = sys.stderr  # a kernel's prints must not mix with the parent's progress output
+    enter_scratch(scratch_dir, output_path, parent_pid)  # a candidate's prints and files stay out of kt's way
     try:
         from kt_cli.evaluate import requests as execute
 
@@ -34,45 +35,71 @@ def _serve(conn, env: dict) -> None:
         except (EOFError, KeyboardInterrupt):
             return
         try:
-            conn.send(("ok", execute.dispatch(op, payload)))
+            answer = ("ok", execute.dispatch(op, payload))
         except WorkerFailure as exc:
-            conn.send(("error", (exc.kind, exc.message)))
+            answer = ("error", (exc.kind, exc.message))
         except BaseException as exc:
             last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
             where = f" ({last[0].filename}:{last[0].lineno})" if last else ""
-            conn.send(("error", ("crash", f"{type(exc).__name__}: {exc}{where}")))
+            answer = ("error", ("crash", f"{type(exc).__name__}: {exc}{where}"))
+        flush_output()  # everything printed for this request is in the file before the answer leaves
+        conn.send(answer)
 
 
 class Worker:
-    """One child process. `env` is applied before the child imports anything (TRITON_INTERPRET,
-    CUDA_VISIBLE_DEVICES...)."""
+    """One child process, in a scratch directory of its own (kt_cli.evaluate.containment). `env` is
+    applied before the child imports anything (TRITON_INTERPRET, CUDA_VISIBLE_DEVICES...)."""
 
     def __init__(self, env: dict | None = None):
         self.env = dict(env or {})
         self._proc = None
         self._conn = None
+        self._scratch: Scratch | None = None
 
     def _start(self) -> None:
         ctx = multiprocessing.get_context("spawn")
         self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_serve, args=(child, self.env), daemon=True)
+        self._scratch = Scratch()
+        self._proc = ctx.Process(target=_serve, args=(child, self.env, self._scratch.dir, self._scratch.output_path,
+                                                      os.getpid()), daemon=True)
         self._proc.start()
         child.close()
-        status, value = self._receive(STARTUP_TIMEOUT, "starting")
+        status, value = self._answer("starting", STARTUP_TIMEOUT, report=False)  # imports' warnings: no candidate's
         if status == "error":
             self.stop()
             raise WorkerFailure(*value)
 
+    def _answer(self, doing: str, timeout: float, report: bool = True):
+        """The worker's answer, or WorkerFailure (a crash or a hang: the worker is then stopped).
+        What it printed meanwhile goes to report_output."""
+        try:
+            return self._receive(timeout, doing)
+        finally:
+            printed = self._scratch.take()
+            if report:
+                report_output(doing, printed)
+            if self._proc is None:
+                self.stop()
+
+    def _answered(self, timeout: float) -> bool:
+        """Wait for the answer up to `timeout` s, emptying the output file as it grows."""
+        deadline = time.monotonic() + timeout
+        while not self._conn.poll(min(OUTPUT_POLL_S, max(0.0, deadline - time.monotonic()))):
+            self._scratch.spill()
+            if time.monotonic() >= deadline:
+                return False
+        return True
+
     def _receive(self, timeout: float, doing: str):
-        if not self._conn.poll(timeout):
-            self.stop()
+        if not self._answered(timeout):
+            self._kill()
             raise WorkerFailure("timeout", f"no answer after {timeout:g} s while {doing}; worker killed")
         try:
             return self._conn.recv()
         except (EOFError, ConnectionResetError, OSError):
             self._proc.join(5)
             code = self._proc.exitcode
-            self.stop()
+            self._kill()
             how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
             raise WorkerFailure("crash", f"worker died while {doing} ({how})") from None
 
@@ -80,12 +107,13 @@ class Worker:
         if self._proc is None or not self._proc.is_alive():
             self._start()
         self._conn.send((op, payload))
-        status, value = self._receive(timeout, op)
+        status, value = self._answer(op, timeout)
         if status == "error":
             raise WorkerFailure(*value)
         return value
 
-    def stop(self) -> None:
+    def _kill(self) -> None:
+        """End the process; its scratch directory stays until stop() (its output may still be read)."""
         if self._proc is not None and self._proc.is_alive():
             self._proc.kill()
             self._proc.join(10)
@@ -93,6 +121,12 @@ class Worker:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+    def stop(self) -> None:
+        self._kill()
+        if self._scratch is not None:
+            self._scratch.remove()
+            self._scratch = None
 
     def __enter__(self):
         return self

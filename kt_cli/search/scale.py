@@ -13,12 +13,14 @@ from pathlib import Path
 
 from kt_cli import plugins
 from kt_cli.errors import BadInput, EnvironmentProblem, JobFailed, KtError
+from kt_cli.processes import end_with_parent
 from kt_cli.recipe import limits
 from kt_cli.search.storage import HOST
 from kt_cli.search.tally import Tally
 
 POLL_S = 2.0
 ARTIFACT_CLAIM = "kt-artifact|"  # prefix of the marker studies that record who wrote an artifact
+WRITTEN = "written"  # marker user attr: the writer finished
 
 
 def worker_count(text: str) -> int:
@@ -68,8 +70,9 @@ def whoami(plan) -> dict:
     return record
 
 
-def _child(conn, env: dict, run, job: dict) -> None:
+def _child(conn, env: dict, run, job: dict, parent_pid: int) -> None:
     os.environ.update(env)  # before anything imports a GPU runtime
+    end_with_parent(parent_pid)  # a killed `kt tune --workers` leaves no worker driving its studies
     try:
         *_, tally = run(**job)
         conn.send(("ok", tally))
@@ -87,7 +90,8 @@ def run_workers(count: int, run, job: dict, progress=None):
     workers = []
     for env in worker_envs(count):
         parent_end, child_end = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(child_end, env, run, job))  # not a daemon: it starts workers of its own
+        # not a daemon: it starts workers of its own
+        proc = ctx.Process(target=_child, args=(child_end, env, run, job, os.getpid()))
         proc.start()
         child_end.close()
         workers.append((proc, parent_end))
@@ -172,24 +176,46 @@ def load_study(name: str, storage_url: str):
 
 def claim_artifact(storage_url: str, studies: list, path: Path) -> dict | None:
     """Decide which of the processes that finished these studies writes the artifact: the first to
-    create the marker study named after the studies' evaluated trials. Returns None when this process
-    won, else the winner's host, pid and path."""
+    create the marker study named after the studies' evaluated trials, or the first to find that
+    process dead on this machine before it wrote. Returns None when this process is the writer, else
+    the writer's host, pid and path."""
     import optuna
 
-    from kt_cli.search.storage import evaluated, open_storage
+    from kt_cli.processes import owner_alive, this_process
+    from kt_cli.search.storage import open_storage
 
-    finished = sorted((s.study_name, sorted(t.number for t in evaluated(s))) for s in studies)
-    name = ARTIFACT_CLAIM + hashlib.sha256(json.dumps(finished).encode()).hexdigest()[:24]
     storage = open_storage(storage_url)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    me = {"host": HOST, "pid": os.getpid(), "path": str(Path(path).resolve()), "owner": this_process()}
     try:
-        marker = optuna.create_study(study_name=name, storage=storage)
+        marker = optuna.create_study(study_name=_marker_name(studies), storage=storage)
     except optuna.exceptions.DuplicatedStudyError:
-        marker = optuna.load_study(study_name=name, storage=storage)
+        marker = optuna.load_study(study_name=_marker_name(studies), storage=storage)
         for _ in range(50):  # the winner records itself just after creating the marker
-            if "writer" in marker.user_attrs:
-                return marker.user_attrs["writer"]
-            time.sleep(0.1)
-        return {"host": "another host", "pid": "?", "path": str(path)}
-    marker.set_user_attr("writer", {"host": HOST, "pid": os.getpid(), "path": str(Path(path).resolve())})
+            writer = marker.user_attrs.get("writer")
+            if writer is None:
+                time.sleep(0.1)
+            elif WRITTEN in marker.user_attrs or owner_alive(writer.get("owner")) is not False:
+                return writer
+            else:  # it was killed before it wrote the artifact
+                break
+        else:
+            return {"host": "another host", "pid": "?", "path": str(path)}
+    marker.set_user_attr("writer", me)
     return None
+
+
+def artifact_written(storage_url: str, studies: list) -> None:
+    """Record in the marker that the writer finished writing the artifact."""
+    import optuna
+
+    from kt_cli.search.storage import open_storage
+
+    optuna.load_study(study_name=_marker_name(studies), storage=open_storage(storage_url)).set_user_attr(WRITTEN, True)
+
+
+def _marker_name(studies: list) -> str:
+    from kt_cli.search.storage import evaluated
+
+    finished = sorted((s.study_name, sorted(t.number for t in evaluated(s))) for s in studies)
+    return ARTIFACT_CLAIM + hashlib.sha256(json.dumps(finished).encode()).hexdigest()[:24]

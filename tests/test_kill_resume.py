@@ -1,0 +1,140 @@
+"""kill -9 of `kt tune` at any moment, then the same command again: the rerun finishes (no hang) with
+the budget spent, every trial finished before the kill kept as it was, no point evaluated twice, an
+artifact that loads and names the best trial, and nothing left behind (temporary folders, scratch
+directories). Each scenario is a list of kill points (tests/kill_points.py) run one after the other,
+then a clean run; scenarios run in parallel, each on a study of its own."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from tests.helpers import KT_COMMAND, SCALED_ADD, process_env, wait_until_gone
+from tests.kill_points import KILLABLE_KT
+
+TRIALS = 3
+RUN_TIMEOUT = 300  # a rerun that takes longer hangs
+PARALLEL = 2
+RECIPE = """
+[kernel]
+generator = "dsl"
+file = "kernel.py"
+
+[problem]
+dtype = "float32"
+shapes = [{N = 4096}]
+
+[search]
+trials = 3
+timeout = 60
+seed = 0
+
+[search.space]
+BLOCK = [128, 256, 512, 1024]
+num_warps = [2, 4]
+
+[targets]
+names = ["nvidia:sm_90"]
+"""
+# Each scenario: the kill points of successive runs (None: a run that is not killed), then a clean run.
+SCENARIOS = {
+    "study-opened": ["study-opened"],
+    "in-ask": ["in-ask"],
+    "in-sampler": ["in-sampler:2"],
+    "suggesting": ["suggesting:2"],
+    "claimed": ["claimed"],
+    "compiling, then settling the dead trial": ["compiling:2", "settling-dead"],
+    "verifying": ["verifying"],
+    "result-recorded": ["result-recorded"],
+    "told, then replacing the artifact": ["told:2", None, "artifact-replacing"],
+    "artifact-writing": ["artifact-writing"],
+}
+
+
+def _run(case, kill_at: str | None):
+    env = process_env(PYTHONWARNINGS="ignore", TMPDIR=str(case / "tmp"), OMP_NUM_THREADS="1",
+                      **({"KT_TEST_KILL_AT": kill_at} if kill_at else {}))
+    command = KILLABLE_KT if kill_at else KT_COMMAND
+    started = time.monotonic()
+    with open(case / "log.txt", "a") as log:
+        log.write(f"\n=== {kill_at or 'clean run'}\n")
+        log.flush()
+        done = subprocess.run([*command, "tune", "recipe.toml", "--out", "out"], cwd=case, env=env, stdout=log,
+                              stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT)
+    return done.returncode, time.monotonic() - started
+
+
+def _study(case):
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url = f"sqlite:///{case / 'out' / 'recipe.study.db'}"
+    names = [s.study_name for s in optuna.get_all_study_summaries(url, include_best_trial=False)]
+    return optuna.load_study(study_name=names[0], storage=url) if names else None
+
+
+def _finished(case) -> dict:
+    """number -> (state, value, result) of every trial that had finished evaluating its point."""
+    import optuna
+
+    study = _study(case)
+    done = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL)
+    trials = study.get_trials(deepcopy=False, states=done) if study else []
+    return {t.number: (t.state, t.value, t.user_attrs["result"]) for t in trials if "result" in t.user_attrs}
+
+
+def _check_final(case) -> None:
+    import optuna
+
+    from kt_cli.artifact.store import read
+    from kt_cli.search.storage import evaluated
+
+    study = _study(case)
+    assert not study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+    points = [json.dumps(t.params, sort_keys=True) for t in evaluated(study)]
+    assert len(points) == TRIALS and len(set(points)) == TRIALS, points  # the budget, each point once
+    art = case / "out" / "recipe.kt"
+    manifest = read(art)  # loads: schema and source hash checked
+    trials = [json.loads(line) for line in (art / "trials.jsonl").read_text().splitlines()]
+    counted = [json.dumps(t["params"], sort_keys=True) for t in trials if t["failure_kind"] != "invalid"]
+    assert sorted(counted) == sorted(points)
+    best = min((t for t in trials if t["failure_kind"] == "ok"), key=lambda t: t["value"])
+    assert manifest["results"][0]["params"] == best["params"]
+    assert not list((case / "out").glob(".recipe.kt.*")), "a temporary folder was left behind"
+    assert not list((case / "tmp").glob("kt-worker-*")), "a worker's scratch directory was left behind"
+
+
+def _scenario(root, name: str, kills: list) -> str:
+    """Runs one scenario; returns "" when it held, else what went wrong."""
+    case = root / name
+    (case / "tmp").mkdir(parents=True)
+    (case / "kernel.py").write_text(SCALED_ADD)
+    (case / "recipe.toml").write_text(RECIPE)
+    kept = {}
+    try:
+        for kill_at in kills:
+            code, seconds = _run(case, kill_at)
+            expected = 0 if kill_at is None else -9
+            assert code == expected, f"{kill_at or 'clean run'}: exit {code} after {seconds:.0f} s, not {expected}"
+            assert not wait_until_gone(case / "tmp"), f"{kill_at}: processes of the killed kt still run"
+            now = _finished(case)
+            assert all(now.get(n) == was for n, was in kept.items()), f"{kill_at}: a finished trial changed"
+            kept = now
+            if kill_at and kill_at.startswith("artifact-"):
+                assert list((case / "out").glob(".recipe.kt.*")), f"{kill_at}: killed before the write began"
+        code, seconds = _run(case, None)
+        assert code == 0, f"rerun: exit {code} after {seconds:.0f} s"
+        now = _finished(case)
+        assert all(now.get(n) == was for n, was in kept.items()), "the rerun changed a finished trial"
+        _check_final(case)
+    except (AssertionError, subprocess.TimeoutExpired) as exc:
+        return f"{name}: {exc}\n{(case / 'log.txt').read_text()[-3000:]}"
+    return ""
+
+
+def test_every_kill_point_resumes_with_nothing_lost_or_repeated(tmp_path):
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        problems = [p for p in pool.map(lambda n: _scenario(tmp_path, n, SCENARIOS[n]), SCENARIOS) if p]
+    assert not problems, "\n\n".join(problems)
