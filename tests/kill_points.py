@@ -67,9 +67,9 @@ def _arm(point: str) -> None:
         # a compile request is in flight in the compile worker
         "compiling": lambda: _wrap(pool.Worker, "_receive", before=True,
                                    when=lambda self, timeout, doing: doing == "compile"),
-        # a verification (static mode) or a measurement (measured mode) is in flight
+        # a candidate is launched on held cases (verification) or timed on them (measured mode)
         "verifying": lambda: _wrap(pool.Worker, "_receive", before=True,
-                                   when=lambda self, timeout, doing: doing in ("launch_cases", "verify_and_time")),
+                                   when=lambda self, timeout, doing: doing in ("launch_held", "time_held")),
         # the result is recorded in the study, the trial not told yet
         "result-recorded": lambda: _wrap(objective.Objective, "_record", before=False),
         # a trial has just been told (completed or failed)

@@ -10,7 +10,9 @@ in the candidate's worker; the CLI process only relays them."""
 
 from __future__ import annotations
 
+import os
 import pickle
+import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -19,6 +21,9 @@ from kt_cli.types import shape_key
 
 CPU_BUDGET_BYTES = 2 << 30  # held cases' bytes in a judge on the CPU before the least recent is dropped
 DEVICE_BUDGET_FRACTION = 0.25  # of the device memory free when the judge made its first case
+# CPU tensors are lent as file descriptors through a Unix socket that multiprocessing makes under the
+# temporary directory; such a path ends at 107 bytes and multiprocessing adds about 45 to the directory.
+SOCKET_DIR_CHARS = 60
 
 
 def share(value) -> bytes:
@@ -26,7 +31,19 @@ def share(value) -> bytes:
     import torch.multiprocessing  # noqa: F401  (registers torch's tensor reductions with the pickler)
     from multiprocessing.reduction import ForkingPickler
 
+    _sockets_under_a_short_directory()
     return bytes(ForkingPickler.dumps(value))
+
+
+def _sockets_under_a_short_directory() -> None:
+    """A long TMPDIR (a batch job's, a test's) would make the socket's path too long to bind: this
+    process (the judge, which runs no candidate code) then makes its temporary files in a short one."""
+    if len(tempfile.gettempdir()) <= SOCKET_DIR_CHARS:
+        return
+    for root in ("/tmp", "/dev/shm", "/var/tmp"):
+        if os.path.isdir(root) and os.access(root, os.W_OK | os.X_OK):
+            tempfile.tempdir = root
+            return
 
 
 def open_shared(data: bytes):
