@@ -91,8 +91,11 @@ def main():
         return
     results = []
     for _ in range(args.processes):
-        out = subprocess.run([sys.executable, __file__], capture_output=True, text=True, check=True).stdout
-        results.append(json.loads(out.strip().splitlines()[-1]))
+        done = subprocess.run([sys.executable, __file__], capture_output=True, text=True)
+        if done.returncode:
+            print(f"a process failed (exit {done.returncode}):\n{done.stderr[-3000:]}", flush=True)
+            continue
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
