@@ -21,7 +21,11 @@ def main() -> None:
     parser.add_argument("--shapes", type=int, default=1)
     parser.add_argument("--json")
     args = parser.parse_args()
-    rows = stability(args.artifact, args.processes, args.shapes)
+    def progress(rows):
+        print(f"{rows[-1]['shape']}: {len(rows[-1]['medians'])} processes, last {rows[-1]['medians'][-1] * 1e6:.1f} us, "
+              f"x baseline {rows[-1]['ratios'][-1]:.3f}", flush=True)
+
+    rows = stability(args.artifact, args.processes, args.shapes, progress)
     for row in rows:
         medians = ", ".join(f"{m * 1e6:.1f}" for m in row["medians"])
         ratios = ", ".join(f"{r:.3f}" for r in row["ratios"])

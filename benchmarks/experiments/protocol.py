@@ -32,7 +32,7 @@ class ReadFlush:
         self.buffer, self.sink = buffer, torch.empty((), dtype=buffer.dtype, device=buffer.device)
 
     def fill_(self, value):
-        torch.sum(self.buffer, out=self.sink)
+        torch.sum(self.buffer, dim=0, out=self.sink)
 
 
 def one_process() -> dict:

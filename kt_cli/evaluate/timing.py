@@ -9,6 +9,9 @@ What each rule defends against (docs/timing.md):
 - one method per problem, chosen once from the baseline op and used for the candidate and its
   baseline alike, with their samples interleaved: a speedup is the ratio of two timings taken the
   same way at the same moments, never of two differently biased estimators;
+- samples queued behind a lead of flushes and read after one synchronisation per batch: the device
+  never waits for the host's launch work inside a timed window (a Triton launch costs tens of µs of
+  host time, and how many varies between processes);
 - `before_batch` (kt re-poisons the outputs there) before every batch: what the last batch left is
   checked, so a kernel that does its work once and skips it on repeat calls has poison to show;
 - a block bootstrap of the median: timings drift and are serially correlated, so an interval that
@@ -26,6 +29,8 @@ from typing import Callable
 
 WARMUP_S = 0.025
 WARMUP_CALLS = 3
+LEAD_FLUSHES = 8  # cache flushes queued ahead of a batch, so the host queues its first samples in time
+PAIRS_IN_FLIGHT = 50  # paired samples queued before one synchronisation
 
 
 @dataclass(frozen=True)
@@ -166,12 +171,7 @@ class EventTimer:
             if before_batch is not None:
                 before_batch()
                 self.runtime.synchronize()
-            out: list[list[float]] = [[] for _ in fns]
-            for i in range(n):
-                order = range(len(fns)) if i % 2 == 0 else reversed(range(len(fns)))
-                for j in order:
-                    out[j].append(samplers[j]())
-            return out
+            return self._take(samplers, n, flush)
 
         return sample_until_tight(batch, method, self.rel_ci, self.max_seconds)
 
@@ -181,39 +181,55 @@ class EventTimer:
         drift hits both alike; `method` as measure() chose it, so a ratio compares with tuning's."""
         flush = self._flush_buffer()
         self._warm_up(first, second)
-        sample_first, sample_second = self._samplers([first, second], flush, method)
+        samplers = self._samplers([first, second], flush, method)
         a, b = [], []
-        for i in range(rounds):
-            if i % 2:
-                b.append(sample_second())
-                a.append(sample_first())
-            else:
-                a.append(sample_first())
-                b.append(sample_second())
+        for done in range(0, rounds, PAIRS_IN_FLIGHT):
+            more_a, more_b = self._take(samplers, min(PAIRS_IN_FLIGHT, rounds - done), flush)
+            a += more_a
+            b += more_b
         return a, b
 
-    def _samplers(self, fns: list[Callable[[], None]], flush, method: str) -> list[Callable[[], float]]:
-        """One zero-argument sampler per callable, all with `method` (events where a graph fails)."""
-        by_events = [lambda fn=fn: self._event_samples(fn, flush, 1)[0] for fn in fns]
+    def _take(self, samplers: list[Callable[[], Callable[[], float]]], n: int, flush) -> list[list[float]]:
+        """`n` samples of each sampler, interleaved (the order alternating), all queued on the device
+        behind a lead of flushes and read after one synchronisation. Waiting for each sample instead
+        leaves the device idle when the next call is launched, so its start event fires before the
+        host has finished launching: a Triton launch's tens of µs of host work, which vary from one
+        process to the next, were timed as the kernel's (on an H100, softmax's best config read
+        196-252 µs in six fresh processes against 189-193 µs for back-to-back calls)."""
+        for _ in range(LEAD_FLUSHES):
+            flush.fill_(1)
+        pending: list[list[Callable[[], float]]] = [[] for _ in samplers]
+        for i in range(n):
+            order = range(len(samplers)) if i % 2 == 0 else reversed(range(len(samplers)))
+            for j in order:
+                pending[j].append(samplers[j]())
+        self.runtime.synchronize()
+        return [[read() for read in series] for series in pending]
+
+    def _samplers(self, fns: list[Callable[[], None]], flush, method: str) -> list[Callable[[], Callable[[], float]]]:
+        """One sampler per callable, all with `method` (events where a graph fails): a sampler queues one
+        timed sample and returns what reads it once the device has synchronised."""
+        by_events = [lambda fn=fn: self._queue_event_sample(fn, flush) for fn in fns]
         if method != "graph":
             return by_events
         graphed = [self._graph_sampler_or_none(fn, flush, sorted(self._event_samples(fn, flush, 5))[2])
                    for fn in fns]
         return by_events if None in graphed else graphed
 
-    def _event_samples(self, fn, flush, n: int) -> list[float]:
-        pairs = []
-        for _ in range(n):
-            flush.fill_(1)
-            start, end = self.runtime.event(), self.runtime.event()
-            start.record()
-            fn()
-            end.record()
-            pairs.append((start, end))
-        self.runtime.synchronize()
-        return [s.seconds_until(e) for s, e in pairs]
+    def _queue_event_sample(self, fn, flush) -> Callable[[], float]:
+        flush.fill_(1)
+        start, end = self.runtime.event(), self.runtime.event()
+        start.record()
+        fn()
+        end.record()
+        return lambda: start.seconds_until(end)
 
-    def _graph_sampler_or_none(self, fn, flush, estimate_s: float) -> Callable[[], float] | None:
+    def _event_samples(self, fn, flush, n: int) -> list[float]:
+        reads = [self._queue_event_sample(fn, flush) for _ in range(n)]
+        self.runtime.synchronize()
+        return [read() for read in reads]
+
+    def _graph_sampler_or_none(self, fn, flush, estimate_s: float) -> Callable[[], Callable[[], float]] | None:
         """Capture `repeat` x (flush, call) and `repeat` x (flush); a sample is their difference per call.
         None where the runtime cannot capture, or `fn` is not capturable (a host sync inside, say)."""
         repeat = max(5, min(100, int(200e-6 / max(estimate_s, 1e-7))))
@@ -235,12 +251,15 @@ class EventTimer:
         if with_call is None or flush_only is None:
             return None
 
-        def replay(graph) -> float:
+        def replay(graph) -> Callable[[], float]:
             start, end = self.runtime.event(), self.runtime.event()
             start.record()
             graph.replay()
             end.record()
-            self.runtime.synchronize()
-            return start.seconds_until(end)
+            return lambda: start.seconds_until(end)
 
-        return lambda: max(replay(with_call) - replay(flush_only), 0.0) / repeat
+        def sample() -> Callable[[], float]:
+            calls_and_flushes, flushes_alone = replay(with_call), replay(flush_only)
+            return lambda: max(calls_and_flushes() - flushes_alone(), 0.0) / repeat
+
+        return sample
