@@ -7,9 +7,13 @@ then a clean run; scenarios run in parallel, each on a study of its own."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
+
+import pytest
 
 from tests.helpers import KT_COMMAND, SCALED_ADD, process_env, wait_until_gone
 from tests.kill_points import KILLABLE_KT
@@ -37,7 +41,11 @@ num_warps = [2, 4]
 
 [targets]
 names = ["nvidia:sm_90"]
+
+[output]
+name = "{name}"
 """
+POSTGRES_URL = os.environ.get("KT_TEST_POSTGRES_URL")
 # Each scenario: the kill points of successive runs (None: a run that is not killed), then a clean run.
 SCENARIOS = {
     "study-opened": ["study-opened"],
@@ -51,6 +59,17 @@ SCENARIOS = {
     "told, then replacing the artifact": ["told:2", None, "artifact-replacing"],
     "artifact-writing": ["artifact-writing"],
 }
+# The same on a PostgreSQL study (shared storage): the moments where the study's own records matter.
+POSTGRES_SCENARIOS = {name: SCENARIOS[name] for name in ("in-ask", "in-sampler", "verifying", "result-recorded")}
+
+
+def _name(case) -> str:
+    return (case / "name").read_text()
+
+
+def _storage(case) -> str:
+    url = (case / "storage").read_text()
+    return url or f"sqlite:///{case / 'out' / 'recipe.study.db'}"
 
 
 def _run(case, kill_at: str | None):
@@ -61,17 +80,21 @@ def _run(case, kill_at: str | None):
     with open(case / "log.txt", "a") as log:
         log.write(f"\n=== {kill_at or 'clean run'}\n")
         log.flush()
-        done = subprocess.run([*command, "tune", "recipe.toml", "--out", "out"], cwd=case, env=env, stdout=log,
-                              stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT)
+        storage = ["--storage", _storage(case)] if (case / "storage").read_text() else []
+        done = subprocess.run([*command, "tune", "recipe.toml", "--out", "out", *storage], cwd=case, env=env,
+                              stdout=log, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT)
     return done.returncode, time.monotonic() - started
 
 
 def _study(case):
     import optuna
 
+    from kt_cli.search.storage import open_storage
+
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    url = f"sqlite:///{case / 'out' / 'recipe.study.db'}"
-    names = [s.study_name for s in optuna.get_all_study_summaries(url, include_best_trial=False)]
+    url = open_storage(_storage(case))
+    names = [s.study_name for s in optuna.get_all_study_summaries(url, include_best_trial=False)
+             if s.study_name.startswith(_name(case) + "|")]
     return optuna.load_study(study_name=names[0], storage=url) if names else None
 
 
@@ -95,23 +118,27 @@ def _check_final(case) -> None:
     assert not study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
     points = [json.dumps(t.params, sort_keys=True) for t in evaluated(study)]
     assert len(points) == TRIALS and len(set(points)) == TRIALS, points  # the budget, each point once
-    art = case / "out" / "recipe.kt"
+    art = case / "out" / f"{_name(case)}.kt"
     manifest = read(art)  # loads: schema and source hash checked
     trials = [json.loads(line) for line in (art / "trials.jsonl").read_text().splitlines()]
     counted = [json.dumps(t["params"], sort_keys=True) for t in trials if t["failure_kind"] != "invalid"]
     assert sorted(counted) == sorted(points)
     best = min((t for t in trials if t["failure_kind"] == "ok"), key=lambda t: t["value"])
     assert manifest["results"][0]["params"] == best["params"]
-    assert not list((case / "out").glob(".recipe.kt.*")), "a temporary folder was left behind"
+    assert not list((case / "out").glob(f".{_name(case)}.kt.*")), "a temporary folder was left behind"
     assert not list((case / "tmp").glob("kt-worker-*")), "a worker's scratch directory was left behind"
 
 
-def _scenario(root, name: str, kills: list) -> str:
-    """Runs one scenario; returns "" when it held, else what went wrong."""
+def _scenario(root, name: str, kills: list, storage: str = "") -> str:
+    """Runs one scenario; returns "" when it held, else what went wrong. `storage`: a shared storage's
+    URL (the study then gets a name of its own), else the recipe's own SQLite file."""
     case = root / name
     (case / "tmp").mkdir(parents=True)
     (case / "kernel.py").write_text(SCALED_ADD)
-    (case / "recipe.toml").write_text(RECIPE)
+    study = f"kill_{uuid.uuid4().hex[:10]}" if storage else "recipe"
+    (case / "name").write_text(study)
+    (case / "storage").write_text(storage)
+    (case / "recipe.toml").write_text(RECIPE.replace("{name}", study))
     kept = {}
     try:
         for kill_at in kills:
@@ -123,7 +150,7 @@ def _scenario(root, name: str, kills: list) -> str:
             assert all(now.get(n) == was for n, was in kept.items()), f"{kill_at}: a finished trial changed"
             kept = now
             if kill_at and kill_at.startswith("artifact-"):
-                assert list((case / "out").glob(".recipe.kt.*")), f"{kill_at}: killed before the write began"
+                assert list((case / "out").glob(f".{study}.kt.*")), f"{kill_at}: killed before the write began"
         code, seconds = _run(case, None)
         assert code == 0, f"rerun: exit {code} after {seconds:.0f} s"
         now = _finished(case)
@@ -137,4 +164,12 @@ def _scenario(root, name: str, kills: list) -> str:
 def test_every_kill_point_resumes_with_nothing_lost_or_repeated(tmp_path):
     with ThreadPoolExecutor(PARALLEL) as pool:
         problems = [p for p in pool.map(lambda n: _scenario(tmp_path, n, SCENARIOS[n]), SCENARIOS) if p]
+    assert not problems, "\n\n".join(problems)
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="KT_TEST_POSTGRES_URL is unset: no PostgreSQL server (.ci/run starts one)")
+def test_kill_points_resume_on_a_postgresql_study(tmp_path):
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        problems = [p for p in pool.map(lambda n: _scenario(tmp_path, n, POSTGRES_SCENARIOS[n], POSTGRES_URL),
+                                        POSTGRES_SCENARIOS) if p]
     assert not problems, "\n\n".join(problems)
