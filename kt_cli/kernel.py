@@ -302,13 +302,17 @@ class _Recorder:
 
     def __getitem__(self, grid):
         def record(*args, **kwargs):
+            # Bound as Triton's JIT binds `fn[grid](*args, **kwargs, **options)`: a keyword naming a
+            # kernel parameter (the tutorial softmax's own `num_stages`) gives that parameter its value,
+            # and a launch option is an option even when a parameter shares its name.
             names = self.fn.arg_names
             bound = dict(zip(names, args))
-            options = dict(self.options)
-            for key, value in kwargs.items():
-                if key in self.options:
-                    continue
-                (bound if key in names else options)[key] = value
+            options = {}
+            for key, value in {**kwargs, **self.options}.items():
+                if key in names:
+                    bound[key] = value
+                if key not in names or key in self.options:
+                    options[key] = value
             g = grid(bound) if callable(grid) else grid
             g = tuple(g) if isinstance(g, (tuple, list)) else (g,)
             self.launches.append(Launch(self.fn, g, bound, options))
