@@ -22,7 +22,8 @@ _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen
 def dispatch(op: str, payload: dict):
     return {"inspect_module": inspect_module, "compile": compile_candidate, "knobs_read": read_knobs,
             "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
-            "time_held": time_held, "ceilings": ceilings, "recheck": recheck}[op](**payload)
+            "time_held": time_held, "ceilings": ceilings, "recheck": recheck,
+            "interpreter_defects": interpreter_defects}[op](**payload)
 
 
 def _kernel(source) -> Kernel:
@@ -34,6 +35,13 @@ def _kernel(source) -> Kernel:
             raise WorkerFailure("bad_input", str(exc)) from None
         check_pristine(f"importing {source.path}")
     return _kernels[key]
+
+
+def interpreter_defects() -> list[str]:
+    """The known interpreter defects this worker's interpreter still has (interpreter_fixes.DEFECTS)."""
+    from kt_cli.evaluate.interpreter_fixes import defects_left
+
+    return defects_left()
 
 
 def split_params(params: dict, launch_options: tuple) -> tuple[dict, dict]:
