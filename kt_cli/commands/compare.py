@@ -14,6 +14,8 @@ def compare(artifacts, vendors, fmt, plot_path):
     """Join ARTIFACTS (NAME.kt or directories of them) per kernel and problem across vendors."""
     from kt_cli.reports import compare as comparing
 
+    if plot_path:
+        comparing.require_matplotlib()
     asked = [v.strip() for v in vendors.split(",") if v.strip()] if vendors else None
     result = comparing.compare(list(artifacts), asked)
     click.echo(comparing.render(result, fmt))
