@@ -14,7 +14,8 @@ from kt_cli.reports.status import find_studies, summarize
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def status(study_or_artifact, storage, as_json):
     """Trials done, running and failed per host and worker, and the best so far, of a study that may
-    still be running (STUDY_OR_ARTIFACT: an artifact directory, a study name or a recipe name)."""
+    still be running. STUDY_OR_ARTIFACT: an artifact (NAME.kt, written or not yet), a recipe (a file or
+    a library kernel's name) or a run's name, found next to the artifact; with --storage, a study name."""
     import optuna
     from tabulate import tabulate
 
