@@ -21,7 +21,7 @@ def local_run(tmp_path_factory):
             (here / name).write_text(text)
             return here / name
 
-        yield here, kt("tune", dsl_recipe(write, trials=1))
+        yield here, kt("tune", dsl_recipe(write, trials=1), "--quiet", "--json")
 
 
 def test_tune_sets_tritons_fp_fusion_knob_so_triton_does_not_warn_and_records_it(local_run):
@@ -30,6 +30,35 @@ def test_tune_sets_tritons_fp_fusion_knob_so_triton_does_not_warn_and_records_it
     art = here / "artifacts" / "recipe.kt"
     assert "FP_FUSION" not in result.stderr + result.stdout + (art / "trials.jsonl").read_text()
     assert json.loads((art / "manifest.json").read_text())["provenance"]["triton_default_fp_fusion"] == "1"
+
+
+def test_tune_quiet_json_prints_the_results_as_json_and_nothing_else(local_run):
+    here, result = local_run
+    assert result.stderr == ""  # no progress lines, no notes
+    printed = json.loads(result.stdout)
+    assert printed["artifact"].endswith("recipe.kt") and printed["this_run"] == {"ok": 1}
+    assert printed["results"][0]["mode"] == "estimated" and printed["results"][0]["params"]["BLOCK"] > 0
+
+
+def test_every_command_takes_the_global_flags_after_its_name():
+    import click
+
+    from kt_cli.cli import cli
+
+    names = cli.list_commands(click.Context(cli))
+    assert {"tune", "kernels", "show", "check", "compare", "export", "status", "devices", "plugins"} <= set(names)
+    for name in names:
+        result = kt(name, "--debug", "--quiet", "--json", "--help")
+        assert result.exit_code == 0, (name, result.stderr)
+
+
+def test_a_global_flag_means_the_same_before_and_after_the_command(tmp_path):
+    assert json.loads(kt("plugins", "--json").stdout) == json.loads(kt("--json", "plugins").stdout)
+    missing = tmp_path / "missing.toml"
+    for args in (("--debug", "tune", missing), ("tune", missing, "--debug")):
+        result = kt(*args)
+        assert result.exit_code == 2 and "Traceback" in result.stderr and "recipe file not found" in result.stderr
+    assert "Traceback" not in kt("tune", missing).stderr
 
 
 def test_kt_status_finds_a_local_runs_study_by_name_recipe_or_artifact(local_run, monkeypatch):

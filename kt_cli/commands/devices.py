@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kt_cli.commands.output import emit_json
+from kt_cli.commands.output import emit_json, flag
 
 
 # The peaks of a target's datasheet `kt devices` shows: (peaks key, header, unit).
@@ -19,9 +19,8 @@ def target_row(name: str, peaks: dict) -> list:
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True)
 @click.option("--measure", is_flag=True, help="Also measure copy bandwidth and a bf16 GEMM rate on each device.")
-def devices(as_json, measure):
+def devices(measure):
     """List the GPUs present, their peak tables, and the targets kt can compile for."""
     from tabulate import tabulate
 
@@ -47,7 +46,7 @@ def devices(as_json, measure):
                 except WorkerFailure as exc:
                     row["measured"] = {"error": f"{exc.kind}: {exc.message}"}
     targets = {name: spec.peaks for name, spec in sorted(plugins.targets().items())}
-    if as_json:
+    if flag("json"):
         emit_json({"devices": rows, "targets": sorted(targets), "target_peaks": targets})
         return
     if rows:

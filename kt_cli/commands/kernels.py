@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from kt_cli.commands.output import emit_json
+from kt_cli.commands.output import emit_json, flag
 
 
 def describe(name: str, path) -> dict:
@@ -23,15 +23,14 @@ def describe(name: str, path) -> dict:
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True)
-def kernels(as_json):
+def kernels():
     """List the library's kernels: tune one with `kt tune NAME`."""
     from tabulate import tabulate
 
     from kt_cli.recipe.library import library_recipes
 
     rows = [describe(name, path) for name, path in library_recipes().items()]
-    if as_json:
+    if flag("json"):
         emit_json(rows)
         return
     click.echo(tabulate([[r["name"], r["kernel"], r["dtype"], ",".join(r["dimensions"]), " ".join(r["knobs"])]

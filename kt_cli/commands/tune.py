@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from kt_cli.commands.output import emit_json, flag, note
 from kt_cli.recipe import limits
 
 
@@ -64,20 +65,27 @@ def tune(recipe, targets, trials, timeout, out_dir, storage, seed, workers, prof
     from kt_cli.tune import tune as run
 
     parsed = load_recipe(resolve_recipe(recipe))
-    path, results, tally = run(parsed, targets, trials, timeout, out_dir, storage, seed, progress_printer(),
-                               worker_count(workers), profile)
-    if sys.stderr.isatty():
+    quiet = flag("quiet")
+    path, results, tally = run(parsed, targets, trials, timeout, out_dir, storage, seed,
+                               None if quiet else progress_printer(), worker_count(workers), profile)
+    if sys.stderr.isatty() and not quiet:
         click.echo("", err=True)
     if tally.written_by is not None:
         w = tally.written_by
+        if flag("json"):
+            emit_json({"artifact": str(path), "written_by": w})
+            return
         click.echo(f"the study is complete; the artifact was written by another process (host {w['host']}, "
                    f"pid {w['pid']}): {path}")
         return
     from kt_cli.artifact.store import read
 
     manifest = read(path)
+    if flag("json"):
+        emit_json({"artifact": str(path), "results": manifest["results"], "this_run": dict(tally.kinds)})
+        return
     click.echo(tabulate(result_rows(manifest["results"]), headers=RESULT_HEADERS))
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally.kinds.items()))
     click.echo(f"\nwrote {path}  (this run: {kinds or 'no new trials: budget already spent'}; {tally.summary()})")
     if any(r["mode"] == "estimated" for r in manifest["results"]):
-        click.echo("estimated: no device of that target here; times are cost-model estimates, not measurements")
+        note("estimated: no device of that target here; times are cost-model estimates, not measurements")
