@@ -22,14 +22,22 @@ INTERPRETER_ONLY = "verify on a GPU or with fp32"
 def apply() -> None:
     """Patch the interpreter in this process (a verification worker); safe to call again."""
     try:
-        import numpy as np
-        import triton.language as tl
         from triton.runtime import interpreter
-        from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
     except ImportError:  # another Triton layout: nothing we know how to fix
         return
-    if getattr(InterpreterBuilder, "_kt_fixed", False):
+    if getattr(interpreter.InterpreterBuilder, "_kt_fixed", False):
         return
+    _compute_bf16_in_fp32(interpreter)
+    _pass_float_scalars_as_fp32(interpreter)
+    interpreter.InterpreterBuilder._kt_fixed = True
+
+
+def _compute_bf16_in_fp32(interpreter) -> None:
+    """tl.dot, element-wise and unary math on bf16 bits: widened to fp32, computed, rounded back."""
+    import numpy as np
+    import triton.language as tl
+
+    builder, handle_of = interpreter.InterpreterBuilder, interpreter.TensorHandle
 
     def is_bf16_bits(handle) -> bool:
         return handle.dtype.scalar == tl.bfloat16 and handle.data.dtype == np.uint16
@@ -44,12 +52,12 @@ def apply() -> None:
         return np.where(np.isnan(values), np.uint16(0x7FC0), rounded)
 
     def result(output):  # a comparison's booleans stay as they are, labelled like the interpreter's own
-        return TensorHandle(narrow(output) if output.dtype == np.float32 else output, tl.bfloat16)
+        return handle_of(narrow(output) if output.dtype == np.float32 else output, tl.bfloat16)
 
-    create_dot, binary_op, unary_op = InterpreterBuilder.create_dot, InterpreterBuilder.binary_op, InterpreterBuilder.unary_op
+    create_dot, binary_op, unary_op = builder.create_dot, builder.binary_op, builder.unary_op
 
     def dot(self, a, b, d, *args, **kwargs):
-        wide = [TensorHandle(widen(h.data), tl.float32) if is_bf16_bits(h) else h for h in (a, b)]
+        wide = [handle_of(widen(h.data), tl.float32) if is_bf16_bits(h) else h for h in (a, b)]
         return create_dot(self, *wide, d, *args, **kwargs)
 
     def binary(self, lhs, rhs, op):
@@ -62,16 +70,22 @@ def apply() -> None:
             return unary_op(self, arg, op)
         return result(op(widen(arg.data)))
 
+    builder.create_dot, builder.binary_op, builder.unary_op = dot, binary, unary
+
+
+def _pass_float_scalars_as_fp32(interpreter) -> None:
+    """A float argument reaches the kernel as an fp32 scalar tensor, as on a GPU (signature fp32)."""
+    import numpy as np
+    import triton.language as tl
+
     implicit_cvt = interpreter._implicit_cvt
 
     def float_as_fp32(arg):
         if isinstance(arg, float):
-            return tl.tensor(TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+            return tl.tensor(interpreter.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
         return implicit_cvt(arg)
 
-    InterpreterBuilder.create_dot, InterpreterBuilder.binary_op, InterpreterBuilder.unary_op = dot, binary, unary
     interpreter._implicit_cvt = float_as_fp32
-    InterpreterBuilder._kt_fixed = True
 
 
 # Each defect a probe looks for, and what it does, in the words a report uses.
