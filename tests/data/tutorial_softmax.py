@@ -36,5 +36,6 @@ def launch(k, inputs, params):
     x, y = inputs["x"], inputs["out"]
     n_rows, n_cols = x.shape
     programs = min(n_rows, params["PROGRAMS"])
-    k.softmax_kernel[(programs,)](y, x, x.stride(0), y.stride(0), n_rows, n_cols,
-                                  BLOCK_SIZE=triton.next_power_of_2(n_cols))
+    # as the tutorial calls it: BLOCK_SIZE and the kernel's own num_stages by position
+    k.softmax_kernel[(programs, 1, 1)](y, x, x.stride(0), y.stride(0), n_rows, n_cols,
+                                       triton.next_power_of_2(n_cols), params["num_stages"])
