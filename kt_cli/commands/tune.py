@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kt_cli.commands.output import emit_json, flag, note
+from kt_cli.commands.output import emit_json, flag
 from kt_cli.recipe import limits
 
 
@@ -88,4 +88,4 @@ def tune(recipe, targets, trials, timeout, out_dir, storage, seed, workers, prof
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally.kinds.items()))
     click.echo(f"\nwrote {path}  (this run: {kinds or 'no new trials: budget already spent'}; {tally.summary()})")
     if any(r["mode"] == "estimated" for r in manifest["results"]):
-        note("estimated: no device of that target here; times are cost-model estimates, not measurements")
+        click.echo("estimated: no device of that target here; times are cost-model estimates, not measurements")
