@@ -24,6 +24,13 @@ class KtGroup(click.Group):
             self._registered = True
             load_plugins().hook.kt_register_commands(cli=self)
 
+    def add_command(self, cmd, name=None):
+        """Every command, kt's own and the plugins', also takes the global flags after its name
+        (`kt tune --debug` as well as `kt --debug tune`), unless it defines a flag of that name itself."""
+        taken = {opt for param in cmd.params for opt in param.opts}
+        cmd.params.extend(flag for flag in global_flags() if not set(flag.opts) & taken)
+        super().add_command(cmd, name)
+
     def list_commands(self, ctx):
         self._register_commands()
         return super().list_commands(ctx)
@@ -71,13 +78,29 @@ def _report(exc: Exception) -> None:
     click.echo(f"kt: error: {message}", err=True)
 
 
-@click.group(cls=KtGroup)
+GLOBAL_FLAGS = (("--debug", "debug", "Show tracebacks."),
+                ("--quiet", "quiet", "Print results only: no progress, notes or 'wrote' lines."),
+                ("--json", "json", "Print results as JSON."))
+
+
+def _set_flag(ctx, param, value) -> None:
+    """A global flag, before or after a command's name: set for the whole invocation (ctx.obj, which a
+    command's context shares with kt's)."""
+    if value:
+        ctx.ensure_object(dict)[param.name] = True
+
+
+def global_flags() -> list[click.Option]:
+    return [click.Option([opt, name], is_flag=True, expose_value=False, callback=_set_flag, help=text)
+            for opt, name, text in GLOBAL_FLAGS]
+
+
+@click.group(cls=KtGroup, params=global_flags())
 @click.version_option(__version__, prog_name="kt")
-@click.option("--debug", is_flag=True, help="Show tracebacks.")
 @click.pass_context
-def cli(ctx, debug):
+def cli(ctx):
     """kt: tune GPU kernels across vendors."""
-    ctx.obj = {"debug": debug}
+    ctx.ensure_object(dict)  # the global flags given so far (global_flags); a command's own add to it
 
 
 def main():

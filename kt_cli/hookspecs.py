@@ -39,8 +39,9 @@ def kt_register_generators(register: Callable[[object], None]) -> None:
         of `kernel.generator` that selects it) and `build(kernel_table, recipe_path)` returning a
         KernelSource. A generator that needs the build context (the recipe, the targets being tuned,
         workers to run candidates in) sets `needs_context = True` and is called as
-        `build(kernel_table, recipe_path, context=BuildContext)`. A name registered twice is refused,
-        naming both plugins.
+        `build(kernel_table, recipe_path, context=BuildContext)`. A generator that ships ready recipes
+        has `recipes()` returning {name: path}: `kt tune NAME` tunes one, `kt kernels` lists them. A
+        name registered twice is refused, naming both plugins.
     """
 
 

@@ -155,15 +155,21 @@ class Kernel:
             wrap = lambda fn: _Recorder(fn, launches, options)  # noqa: E731
         else:
             wrap = lambda fn: _WithOptions(fn, options)  # noqa: E731
-        self.fn("launch")(KernelSet(self.module, wrap), inputs, dict(params))
+        self.fn("launch")(KernelSet(self.module, wrap), inputs, self._launch_params(params, options))
 
     def bound_launch(self, inputs: dict, params: dict, options: dict | None = None):
         """A zero-argument callable that launches the kernel on `inputs`, its wrappers built once, so
         that timing it adds as little host work as possible."""
         options = dict(options or {})
         kernels = KernelSet(self.module, lambda fn: _WithOptions(fn, options))
-        launch, params = self.fn("launch"), dict(params)
+        launch, params = self.fn("launch"), self._launch_params(params, options)
         return lambda: launch(kernels, inputs, params)
+
+    def _launch_params(self, params: dict, options: dict) -> dict:
+        """What the launch function gets: the kernel parameters, among them a launch option that is also
+        an argument of a @triton.jit function (the tutorial softmax's own `num_stages`)."""
+        arguments = {name for fn in jit_functions(self.module).values() for name in fn.arg_names}
+        return {**params, **{k: v for k, v in options.items() if k in arguments}}
 
     def baseline(self, inputs: dict):
         """The torch op a result is compared with for speed; defaults to the reference."""
@@ -287,13 +293,40 @@ class Launch:
         return n
 
 
+def _first_option_parameter(fn, options: dict) -> int | None:
+    """The position of the first parameter of `fn` named like a launch option, or None."""
+    names = list(getattr(fn, "arg_names", ()))
+    found = [names.index(k) for k in options if k in names]
+    return min(found) if found else None
+
+
+def _bind_options(fn, first: int | None, args: tuple, kwargs: dict, options: dict) -> tuple[tuple, dict]:
+    """(args, kwargs) of `fn[grid](*args, **kwargs)` with the launch options added by keyword, as
+    Triton's JIT binds them: a keyword naming a kernel parameter (the tutorial softmax's own
+    `num_stages`) gives that parameter its value and is the launch option too. When such a parameter
+    (at position `first`) is given by position, it and the arguments after it are passed by keyword
+    instead (the same binding), so that the option's value reaches both."""
+    if first is not None and len(args) > first:
+        kwargs = {**dict(zip(fn.arg_names[first:], args[first:])), **kwargs}
+        args = args[:first]
+    return args, {**kwargs, **options}
+
+
 class _WithOptions:
     def __init__(self, fn, options: dict):
         self.fn, self.options = fn, options
+        self.first = _first_option_parameter(fn, options)
 
     def __getitem__(self, grid):
         runner = self.fn[grid]
-        return lambda *args, **kwargs: runner(*args, **{**kwargs, **self.options})
+        if self.first is None:  # the common case, kept as cheap as a launch can be: it is timed
+            return lambda *args, **kwargs: runner(*args, **{**kwargs, **self.options})
+
+        def run(*args, **kwargs):
+            args, kwargs = _bind_options(self.fn, self.first, args, kwargs, self.options)
+            return runner(*args, **kwargs)
+
+        return run
 
 
 class _Recorder:
@@ -302,13 +335,16 @@ class _Recorder:
 
     def __getitem__(self, grid):
         def record(*args, **kwargs):
+            args, kwargs = _bind_options(self.fn, _first_option_parameter(self.fn, self.options), args, kwargs,
+                                         self.options)
             names = self.fn.arg_names
             bound = dict(zip(names, args))
-            options = dict(self.options)
+            options = {}
             for key, value in kwargs.items():
-                if key in self.options:
-                    continue
-                (bound if key in names else options)[key] = value
+                if key in names:
+                    bound[key] = value
+                if key not in names or key in self.options:
+                    options[key] = value
             g = grid(bound) if callable(grid) else grid
             g = tuple(g) if isinstance(g, (tuple, list)) else (g,)
             self.launches.append(Launch(self.fn, g, bound, options))

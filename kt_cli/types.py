@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-FAILURE_KINDS = ("invalid", "compile_error", "crash", "timeout", "rejected", "wrong", "ok")
+FAILURE_KINDS = ("invalid", "compile_error", "crash", "timeout", "rejected", "interpreter", "wrong", "ok")
 
 
 @dataclass(frozen=True)

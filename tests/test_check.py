@@ -106,6 +106,10 @@ def test_a_regression_exits_1_and_names_it(kt, tmp_path):
     assert [f.get("type") for f in failures] == ["regression"]
     # the same samples with a looser threshold: 1.25x is inside 30%
     assert kt("check", art, "--replay", rec, "--threshold", "30%").exit_code == 0
+    as_json = kt("check", art, "--replay", rec, "--json")  # the same verdicts, as JSON
+    assert as_json.exit_code == 1
+    assert sorted(o["status"] for o in json.loads(as_json.stdout) if o["status"] in ("pass", "regression")) == \
+        ["pass", "regression"]
 
 
 def test_check_reads_the_blocks_of_a_recording_and_the_artifact(kt, tmp_path):

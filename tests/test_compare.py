@@ -100,7 +100,7 @@ def test_plot_needs_matplotlib_or_draws_percent_of_peak(kt, two_vendors, tmp_pat
     except ImportError:
         assert result.exit_code == 2
         assert result.stderr.strip() == "kt: error: --plot: matplotlib is not installed; pip install kt-tune[plot]"
-        assert not out.exists()
+        assert not out.exists() and result.stdout == ""  # refused before the table, not after it
     else:
         assert result.exit_code == 0, result.output
         assert out.read_bytes()[:4] == b"\x89PNG"

@@ -61,6 +61,21 @@ def test_load_refuses_a_tampered_or_incompatible_artifact(tmp_path):
         load(other, target="nvidia:sm_90")
 
 
+def test_load_checks_its_arguments_before_any_call(tmp_path):
+    import kt_cli
+
+    art = nvidia_artifact(tmp_path)
+    with pytest.raises(BadInput, match=r"target 'bogus': not a target kt knows; must be one of: .*nvidia:sm_90"):
+        kt_cli.load(art, target="bogus")
+    with pytest.raises(BadInput, match=r"no tuned config for target amd:gfx950; the artifact has: nvidia:sm_100"):
+        kt_cli.load(art, target="amd:gfx950")
+    with pytest.raises(BadInput, match=r"path 42: must be the path of a NAME.kt artifact"):
+        kt_cli.load(42, target="nvidia:sm_90")
+    with pytest.raises(TypeError):  # a misspelt keyword is not taken for something else
+        kt_cli.load(art, targte="nvidia:sm_90")
+    assert kt_cli.load(art, target="nvidia:sm_90").target == "nvidia:sm_90"
+
+
 def test_load_without_a_gpu_asks_for_a_target(tmp_path):
     from kt_cli.errors import EnvironmentProblem
     from kt_cli.plugins import devices
@@ -89,6 +104,10 @@ LAUNCH = textwrap.dedent("""
         kernel({"x": torch.randn(4, 4, dtype=torch.float16), "y": torch.empty(4, 4, dtype=torch.float16)})
     except Exception as exc:
         out["fp16"] = f"{type(exc).__name__}: {exc}"
+    try:
+        kernel({"x": torch.randn(4, 4)})
+    except Exception as exc:
+        out["missing"] = f"{type(exc).__name__}: {exc}"
     print(json.dumps(out))
 """)
 
@@ -104,6 +123,7 @@ def test_the_loaded_kernel_launches_the_chosen_config_under_the_interpreter(tmp_
     assert out["40x260"]["params"]["BLOCK_N"] == 128 and out["40x260"]["err"] < 1e-5  # nearest: 37x300
     assert out["3000x4000"]["params"]["BLOCK_N"] == 4096  # nearest: 4096x4096
     assert out["fp16"].startswith("BadInput") and "no input is float32" in out["fp16"]
+    assert out["missing"].startswith("BadInput") and "inputs has no 'y'" in out["missing"]
 
 
 def test_export_writes_triton_configs_per_target(tmp_path):

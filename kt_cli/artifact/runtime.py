@@ -19,12 +19,7 @@ def shape_distance(a: dict, b: dict) -> float:
 def select(entries: list[dict], target: str, shape: dict, where: str = "artifact") -> dict:
     """The entry tuned for `target` and exactly `shape`, else the nearest shape (same target, same size
     names) by shape_distance; ties go to the first in the artifact. BadInput names what there is."""
-    usable = [e for e in entries if e.get("params") is not None]
-    same_target = [e for e in usable if e["target"] == target]
-    if not same_target:
-        have = ", ".join(sorted({e["target"] for e in usable})) or "none"
-        raise BadInput(f"{where}: no tuned config for target {target}; the artifact has: {have}; "
-                       f"tune it for {target} (kt tune --target {target})")
+    same_target = tuned_for(entries, target, where)
     for e in same_target:
         if e["shape"] == shape:
             return e
@@ -34,6 +29,17 @@ def select(entries: list[dict], target: str, shape: dict, where: str = "artifact
         raise BadInput(f"{where}: problem {', '.join(f'{k}={v}' for k, v in shape.items())} has other size names "
                        f"than the tuned problems for {target} ({have}); is this the right kernel's artifact?")
     return min(comparable, key=lambda e: shape_distance(shape, e["shape"]))
+
+
+def tuned_for(entries: list[dict], target: str, where: str = "artifact") -> list[dict]:
+    """The entries with a config for `target`; BadInput naming the targets there are when none."""
+    usable = [e for e in entries if e.get("params") is not None]
+    same_target = [e for e in usable if e["target"] == target]
+    if not same_target:
+        have = ", ".join(sorted({e["target"] for e in usable})) or "none"
+        raise BadInput(f"{where}: no tuned config for target {target}; the artifact has: {have}; "
+                       f"tune it for {target} (kt tune --target {target})")
+    return same_target
 
 
 def present_target() -> str:
@@ -85,6 +91,9 @@ class TunedKernel:
         from kt_cli.evaluate.requests import split_params
         from kt_cli.kernel import torch_dtype
 
+        if not isinstance(inputs, dict):
+            raise BadInput(f"{self.path}: the tuned kernel takes the inputs dict of its kernel module's make_inputs "
+                           f"(outputs included), not {type(inputs).__name__}")
         # A kernel may mix dtypes (fp8 in, bf16 out), so only inputs that hold none of the tuned dtype are refused.
         want = torch_dtype(self.manifest["dtype"])
         floats = {n: v.dtype for n, v in inputs.items() if getattr(v, "is_floating_point", lambda: False)()}
@@ -92,14 +101,38 @@ class TunedKernel:
             found = ", ".join(f"{n} {str(d).replace('torch.', '')}" for n, d in floats.items())
             raise BadInput(f"{self.path}: no input is {self.manifest['dtype']}, the dtype the artifact was tuned "
                            f"for (got {found}); tune for this dtype or convert the inputs")
-        shape = {k: int(v) for k, v in self.kernel.fn("shape_of")(inputs).items()}
-        params, options = split_params(self.config(shape)["params"], self.launch_options)
-        self.kernel.launch(inputs, params, options)
+        try:
+            shape = {k: int(v) for k, v in self.kernel.fn("shape_of")(inputs).items()}
+            params, options = split_params(self.config(shape)["params"], self.launch_options)
+            self.kernel.launch(inputs, params, options)
+        except KeyError as exc:
+            if exc.args and isinstance(exc.args[0], str) and exc.args[0] not in inputs:
+                raise BadInput(f"{self.path}: inputs has no {exc.args[0]!r}, which the kernel reads; it has: "
+                               f"{', '.join(map(str, inputs)) or 'nothing'} (make_inputs of its module gives every key)") from None
+            raise
         return inputs
 
 
 def load(path, target: str | None = None) -> TunedKernel:
     """The artifact at `path` (checked: schema, source sha256) ready to launch on `target`, by default
-    the target of the current GPU."""
+    the target of the current GPU. Every argument is checked here, not at the first call: BadInput
+    names the bad value."""
+    import os
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise BadInput(f"kt_cli.load: path {path!r}: must be the path of a NAME.kt artifact directory")
     manifest = artifact.read(path)
-    return TunedKernel(manifest, target or present_target())
+    if target is None:
+        target = present_target()
+    else:
+        _check_target(target)
+    tuned_for(manifest["results"], target, manifest["_path"])
+    return TunedKernel(manifest, target)
+
+
+def _check_target(target) -> None:
+    from kt_cli import plugins
+
+    known = sorted(plugins.targets())
+    if not isinstance(target, str) or target not in known:
+        raise BadInput(f"kt_cli.load: target {target!r}: not a target kt knows; must be one of: {', '.join(known)}")

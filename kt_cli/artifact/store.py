@@ -49,6 +49,7 @@ def provenance() -> dict:
     import importlib.metadata as md
 
     from kt_cli import __version__
+    from kt_cli.evaluate.pool import fp_fusion_default
 
     def version(name):
         try:
@@ -57,7 +58,8 @@ def provenance() -> dict:
             return None
 
     return {"kt": __version__, "torch": version("torch"), "triton": version("triton"), "optuna": version("optuna"),
-            "python": platform.python_version(), "host": platform.node(), "machine": platform.machine()}
+            "python": platform.python_version(), "host": platform.node(), "machine": platform.machine(),
+            "triton_default_fp_fusion": fp_fusion_default()}
 
 
 def _entry(r: dict) -> dict:

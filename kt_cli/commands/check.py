@@ -1,8 +1,11 @@
 """`kt check`: CI's regression gate. Exit 0 pass, 1 regression or wrong result, 2 cannot run."""
 
+import dataclasses
 from pathlib import Path
 
 import click
+
+from kt_cli.commands.output import emit_json, flag
 
 
 @click.command()
@@ -25,7 +28,10 @@ def check(artifacts, threshold, junit, markdown_path, record, replay):
         raise BadInput("--record and --replay: give one; a replay measures nothing to record")
     limit = checking.parse_threshold(threshold)
     outcomes, samples = checking.run_check(list(artifacts), limit, replay)
-    click.echo(tabulate(checking.table_rows(outcomes), headers=checking.HEADERS))
+    if flag("json"):
+        emit_json([dataclasses.asdict(o) for o in outcomes])
+    else:
+        click.echo(tabulate(checking.table_rows(outcomes), headers=checking.HEADERS))
     if junit:
         Path(junit).write_text(checking.junit_xml(outcomes))
     if markdown_path:
@@ -40,4 +46,5 @@ def check(artifacts, threshold, junit, markdown_path, record, replay):
         raise JobFailed(f"{len(failing)} of {sum(o.checked for o in outcomes)} checked configs failed: "
                         + "; ".join(f"{o.name} {o.target} {o.problem}: {o.status}" for o in failing))
     how = f" (replayed from {replay})" if replay else ""
-    click.echo(f"\nkt check: {sum(o.checked for o in outcomes)} configs pass{how}")
+    if not flag("json"):
+        click.echo(f"\nkt check: {sum(o.checked for o in outcomes)} configs pass{how}")

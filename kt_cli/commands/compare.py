@@ -2,6 +2,7 @@
 
 import click
 
+from kt_cli.commands.output import flag, note
 from kt_cli.reports.compare import FORMATS
 
 
@@ -12,14 +13,21 @@ from kt_cli.reports.compare import FORMATS
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Write a % of peak bar chart (PNG).")
 def compare(artifacts, vendors, fmt, plot_path):
     """Join ARTIFACTS (NAME.kt or directories of them) per kernel and problem across vendors."""
+    from kt_cli.errors import BadInput
     from kt_cli.reports import compare as comparing
 
+    if plot_path:
+        comparing.require_matplotlib()
+    if flag("json"):
+        if fmt not in ("table", "json"):
+            raise BadInput(f"--json and --format {fmt}: give one")
+        fmt = "json"
     asked = [v.strip() for v in vendors.split(",") if v.strip()] if vendors else None
     result = comparing.compare(list(artifacts), asked)
     click.echo(comparing.render(result, fmt))
     if fmt == "csv":
-        for note in result.notes:
-            click.echo(f"kt: note: {note}", err=True)
+        for line in result.notes:
+            note(f"kt: note: {line}")
     if plot_path:
         comparing.plot(result, plot_path)
-        click.echo(f"wrote {plot_path}", err=True)
+        note(f"wrote {plot_path}")

@@ -1,16 +1,26 @@
-"""`kt devices`: the GPUs present, their peak tables, and the targets kt compiles for."""
+"""`kt devices`: the GPUs present, their peak tables, and every target kt compiles for with its datasheet peaks."""
 
 from __future__ import annotations
 
 import click
 
-from kt_cli.commands.output import emit_json
+from kt_cli.commands.output import emit_json, flag
+
+
+# The peaks of a target's datasheet `kt devices` shows: (peaks key, header, unit).
+DATASHEET = (("bfloat16", "bf16", 1e12), ("float16", "fp16", 1e12), ("float8_e4m3", "fp8", 1e12),
+             ("tfloat32", "tf32", 1e12), ("float32", "fp32", 1e12), ("dram_bytes_per_s", "DRAM TB/s", 1e12))
+
+
+def target_row(name: str, peaks: dict) -> list:
+    """A target's datasheet peaks; "-" where the target has none (no fp8 on sm_80)."""
+    return [name] + [f"{peaks[key] / unit:.{2 if key == 'dram_bytes_per_s' else 0}f}" if peaks.get(key) else "-"
+                     for key, _, unit in DATASHEET]
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True)
 @click.option("--measure", is_flag=True, help="Also measure copy bandwidth and a bf16 GEMM rate on each device.")
-def devices(as_json, measure):
+def devices(measure):
     """List the GPUs present, their peak tables, and the targets kt can compile for."""
     from tabulate import tabulate
 
@@ -18,6 +28,11 @@ def devices(as_json, measure):
     from kt_cli.reports.format import info
 
     found = plugins.devices()
+    if measure and not found:
+        from kt_cli.errors import EnvironmentProblem
+
+        raise EnvironmentProblem("--measure: no GPU present, and measuring needs one; without --measure kt devices "
+                                 "lists each target's datasheet peaks")
     rows = [{"vendor": d.vendor, "index": d.index, "name": d.name, "target": d.target, **d.info,
              "peaks": plugins.vendor(d.vendor).device_peaks(d)} for d in found]
     if measure:
@@ -30,8 +45,9 @@ def devices(as_json, measure):
                     row["measured"] = worker.call("ceilings", {"target_name": row["target"], "index": row["index"]}, 600)
                 except WorkerFailure as exc:
                     row["measured"] = {"error": f"{exc.kind}: {exc.message}"}
-    if as_json:
-        emit_json({"devices": rows, "targets": sorted(plugins.targets())})
+    targets = {name: spec.peaks for name, spec in sorted(plugins.targets().items())}
+    if flag("json"):
+        emit_json({"devices": rows, "targets": sorted(targets), "target_peaks": targets})
         return
     if rows:
         table = []
@@ -47,5 +63,9 @@ def devices(as_json, measure):
         headers += ["bf16 GEMM TFLOP/s (measured)", "copy TB/s (measured)"] if measure else []
         click.echo(tabulate(table, headers=headers + ["details"]))
     else:
-        click.echo("no GPU present: kt tunes in static mode (cross-compiled, verified on the CPU, estimated)")
-    click.echo("targets: " + ", ".join(sorted(plugins.targets())))
+        click.echo("no GPU present: kt tunes in static mode (cross-compiled, verified on the CPU, estimated)\n")
+    click.echo("datasheet peaks of every target kt compiles for (dense TFLOP/s per dtype, DRAM TB/s):")
+    click.echo(tabulate([target_row(name, peaks) for name, peaks in targets.items()],
+                        headers=["target", *(header for _, header, _ in DATASHEET)], disable_numparse=True,
+                        colalign=("left",) + ("right",) * len(DATASHEET)))
+

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import click
 
+from kt_cli.commands.output import emit_json, flag, note
+
 FORMATS = ("triton-configs",)
 
 
@@ -19,6 +21,8 @@ def export(artifact, fmt, out):
     text = triton_configs(artifact)
     if out:
         Path(out).write_text(text)
-        click.echo(f"wrote {out}", err=True)
+        note(f"wrote {out}")
+    elif flag("json"):
+        emit_json({"artifact": str(artifact), "format": fmt, "text": text})
     else:
         click.echo(text, nl=False)

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import click
 
-from kt_cli.commands.output import emit_json
+from kt_cli.commands.output import emit_json, flag
 
 
 @click.command(name="plugins")
-@click.option("--json", "as_json", is_flag=True)
-def plugins_cmd(as_json):
+def plugins_cmd():
     """List loaded plugins and the hooks each implements."""
     from tabulate import tabulate
 
     from kt_cli.plugins import describe_plugins
 
     rows = describe_plugins()
-    if as_json:
+    if flag("json"):
         emit_json(rows)
         return
     click.echo(tabulate([[r["name"], r["version"], ", ".join(r["hooks"])] for r in rows],

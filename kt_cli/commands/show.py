@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import click
 
-from kt_cli.commands.output import emit_json
+from kt_cli.commands.output import emit_json, flag
 
 
 @click.command()
 @click.argument("artifact", type=click.Path())
-@click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
-def show(artifact, as_json):
+def show(artifact):
     """Print a tuned artifact."""
     from tabulate import tabulate
 
@@ -18,7 +17,7 @@ def show(artifact, as_json):
     from kt_cli.reports.format import RESULT_HEADERS, info, params, result_rows, seconds
 
     manifest = read(artifact)
-    if as_json:
+    if flag("json"):
         emit_json(manifest)
         return
     p = manifest["provenance"]

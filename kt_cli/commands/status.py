@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import click
 
-from kt_cli.commands.output import emit_json
+from kt_cli.commands.output import emit_json, flag
 from kt_cli.reports.status import find_studies, summarize
 
 
 @click.command()
 @click.argument("study_or_artifact")
 @click.option("--storage", help="Optuna storage URL (default: the one the artifact records).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def status(study_or_artifact, storage, as_json):
+def status(study_or_artifact, storage):
     """Trials done, running and failed per host and worker, and the best so far, of a study that may
-    still be running (STUDY_OR_ARTIFACT: an artifact directory, a study name or a recipe name)."""
+    still be running. STUDY_OR_ARTIFACT: an artifact (NAME.kt, written or not yet), a recipe (a file or
+    a library kernel's name) or a run's name, found next to the artifact; with --storage, a study name."""
     import optuna
     from tabulate import tabulate
 
@@ -27,7 +27,7 @@ def status(study_or_artifact, storage, as_json):
     url, names = find_studies(study_or_artifact, storage)
     store = open_storage(url)
     summaries = [summarize(optuna.load_study(study_name=n, storage=store)) for n in names]
-    if as_json:
+    if flag("json"):
         emit_json(summaries)
         return
     for s in summaries:

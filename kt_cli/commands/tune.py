@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from kt_cli.commands.output import emit_json, flag
 from kt_cli.recipe import limits
 
 
@@ -40,7 +41,7 @@ def checked(check):
 
 
 @click.command()
-@click.argument("recipe", type=click.Path(dir_okay=False))
+@click.argument("recipe")
 @click.option("--target", "targets", multiple=True, metavar="VENDOR:ARCH", help="Tune for this target (repeatable).")
 @click.option("--trials", type=int, callback=checked(limits.trials), help="Candidates to evaluate per target and problem.")
 @click.option("--timeout", type=float, callback=checked(limits.seconds),
@@ -53,27 +54,36 @@ def checked(check):
 @click.option("--profile", "profile", type=click.IntRange(min=0), default=0, metavar="K",
               help="Profile the best K candidates of each measured problem (Nsight Compute when present).")
 def tune(recipe, targets, trials, timeout, out_dir, storage, seed, workers, profile):
-    """Search, verify and time RECIPE's kernel; write the tuned artifact."""
+    """Search, verify and time RECIPE's kernel; write the tuned artifact. RECIPE is a recipe file or the
+    name of a library kernel (`kt kernels` lists them)."""
     from tabulate import tabulate
 
     from kt_cli.reports.format import RESULT_HEADERS, result_rows
+    from kt_cli.recipe.library import resolve_recipe
     from kt_cli.recipe.parse import load_recipe
     from kt_cli.search.scale import worker_count
     from kt_cli.tune import tune as run
 
-    parsed = load_recipe(recipe)
-    path, results, tally = run(parsed, targets, trials, timeout, out_dir, storage, seed, progress_printer(),
-                               worker_count(workers), profile)
-    if sys.stderr.isatty():
+    parsed = load_recipe(resolve_recipe(recipe))
+    quiet = flag("quiet")
+    path, results, tally = run(parsed, targets, trials, timeout, out_dir, storage, seed,
+                               None if quiet else progress_printer(), worker_count(workers), profile)
+    if sys.stderr.isatty() and not quiet:
         click.echo("", err=True)
     if tally.written_by is not None:
         w = tally.written_by
+        if flag("json"):
+            emit_json({"artifact": str(path), "written_by": w})
+            return
         click.echo(f"the study is complete; the artifact was written by another process (host {w['host']}, "
                    f"pid {w['pid']}): {path}")
         return
     from kt_cli.artifact.store import read
 
     manifest = read(path)
+    if flag("json"):
+        emit_json({"artifact": str(path), "results": manifest["results"], "this_run": dict(tally.kinds)})
+        return
     click.echo(tabulate(result_rows(manifest["results"]), headers=RESULT_HEADERS))
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally.kinds.items()))
     click.echo(f"\nwrote {path}  (this run: {kinds or 'no new trials: budget already spent'}; {tally.summary()})")

@@ -39,6 +39,7 @@ class Evaluator:
         self._verified: dict = {}
         self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from inspect_module
         self.peak_dtype = recipe.problem.dtype  # which peak the kernel's FLOPs run at, from inspect_module
+        self.kernel_arguments: frozenset = frozenset()  # every @triton.jit argument name, from inspect_module
 
     @property
     def in_flight(self) -> int:
@@ -94,6 +95,7 @@ class Evaluator:
         self.counts = {shape_key(s): counts for s, *counts in zip(shapes, info["flops"], info["bytes"],
                                                                   info["output_bytes"])}
         self.peak_dtype = info.get("peak_dtype") or self.recipe.problem.dtype
+        self.kernel_arguments = frozenset(info.get("kernel_arguments", ()))
         return info
 
     def knobs_read(self, params: dict) -> dict:
@@ -159,15 +161,18 @@ class Evaluator:
         compiled = self._compile(candidate, spec)
         from kt_cli.evaluate.requests import split_params
 
-        kernel_params, _ = split_params(candidate.params, spec.launch_options)
+        kernel_params, options = split_params(candidate.params, spec.launch_options)
+        # A launch option that is also a kernel argument (a kernel's own `num_stages`) changes what the
+        # kernel computes, so it is verified with it; other options only change how it is compiled.
+        bound = {k: v for k, v in options.items() if k in self.kernel_arguments}
         # Verified on the small shapes and on stand-ins for the tuned problem that keep its relation to
         # the tile sizes (kt_cli.evaluate.tuned_shapes): right only at small sizes is `wrong` here too.
         shapes = self.verify_shapes + tuned_problem_shapes(candidate.shape, self.verify_shapes, kernel_params)
-        key = (tuple(sorted(kernel_params.items())), tuple(shape_key(s) for s in shapes))
+        key = (tuple(sorted({**kernel_params, **bound}.items())), tuple(shape_key(s) for s in shapes))
         if key not in self._verified:
             try:
                 with self.verifier.lock:
-                    self._verified[key] = self.verifier.verify(self.interpreter, self.source, kernel_params, {},
+                    self._verified[key] = self.verifier.verify(self.interpreter, self.source, kernel_params, bound,
                                                                shapes, candidate.dtype, self.recipe.search.seed,
                                                                self.recipe.problem.tolerance)
             except WorkerFailure as exc:

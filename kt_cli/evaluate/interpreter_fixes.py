@@ -1,33 +1,116 @@
-"""Work-arounds for Triton interpreter bugs that would fail right kernels in CPU verification.
+"""Work-arounds for Triton interpreter defects that would fail right kernels in CPU verification, and
+the probes that tell which defects this Triton's interpreter still has once they are applied.
 
-Triton's interpreter keeps bfloat16 tensors as raw uint16 bits and its tl.dot multiplies those bits
-as integers (seen in Triton 3.9), so every bf16 GEMM and attention kernel looks wrong on the CPU.
-Widening bf16 operands to fp32 first gives what the GPU computes: bf16 products are exact in fp32.
+Each defect below was seen in Triton 3.9's interpreter:
+- it keeps bfloat16 tensors as raw uint16 bits, and its tl.dot, its element-wise arithmetic (add, sub,
+  mul, div, min/max) and its unary math compute on those bits as if they were integers: a right bf16
+  kernel gives garbage or non-finite values. Widening to fp32 and rounding back to bf16 (to nearest
+  even) gives what a GPU computes for one operation;
+- it passes a float scalar argument to the kernel as a Python float, so `alpha.to(tl.float32)` raises
+  where a GPU kernel sees an fp32 scalar.
+
+Each fix is guarded by the layout it relies on (bf16 stored as uint16 bits), not by a version, so it
+does nothing on an interpreter that does not have the defect; the probes find a defect a fix could not
+reach, and a failure such a defect explains is reported as the interpreter's, not the kernel's.
 """
 
 from __future__ import annotations
+
+INTERPRETER_ONLY = "verify on a GPU or with fp32"
 
 
 def apply() -> None:
     """Patch the interpreter in this process (a verification worker); safe to call again."""
     try:
-        import numpy as np
-        import triton.language as tl
-        from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
+        from triton.runtime import interpreter
     except ImportError:  # another Triton layout: nothing we know how to fix
         return
-    original = InterpreterBuilder.create_dot
-    if getattr(original, "_kt_widens_bf16", False):
+    if getattr(interpreter.InterpreterBuilder, "_kt_fixed", False):
         return
+    _compute_bf16_in_fp32(interpreter)
+    _pass_float_scalars_as_fp32(interpreter)
+    interpreter.InterpreterBuilder._kt_fixed = True
 
-    def widen(handle):
-        if handle.dtype != tl.bfloat16:
-            return handle
-        bits = np.ascontiguousarray(handle.data).astype(np.uint32) << 16
-        return TensorHandle(bits.view(np.float32), tl.float32)
 
-    def create_dot(self, a, b, d, *args, **kwargs):
-        return original(self, widen(a), widen(b), d, *args, **kwargs)
+def _compute_bf16_in_fp32(interpreter) -> None:
+    """tl.dot, element-wise and unary math on bf16 bits: widened to fp32, computed, rounded back."""
+    import numpy as np
+    import triton.language as tl
 
-    create_dot._kt_widens_bf16 = True
-    InterpreterBuilder.create_dot = create_dot
+    builder, handle_of = interpreter.InterpreterBuilder, interpreter.TensorHandle
+
+    def is_bf16_bits(handle) -> bool:
+        return handle.dtype.scalar == tl.bfloat16 and handle.data.dtype == np.uint16
+
+    def widen(data):
+        return (np.ascontiguousarray(data).astype(np.uint32) << 16).view(np.float32)
+
+    def narrow(values):
+        """fp32 values as bf16 bits, rounded to nearest even (NaN stays NaN), as a GPU rounds."""
+        bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+        rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+        return np.where(np.isnan(values), np.uint16(0x7FC0), rounded)
+
+    def result(output):  # a comparison's booleans stay as they are, labelled like the interpreter's own
+        return handle_of(narrow(output) if output.dtype == np.float32 else output, tl.bfloat16)
+
+    create_dot, binary_op, unary_op = builder.create_dot, builder.binary_op, builder.unary_op
+
+    def dot(self, a, b, d, *args, **kwargs):
+        wide = [handle_of(widen(h.data), tl.float32) if is_bf16_bits(h) else h for h in (a, b)]
+        return create_dot(self, *wide, d, *args, **kwargs)
+
+    def binary(self, lhs, rhs, op):
+        if not (is_bf16_bits(lhs) and is_bf16_bits(rhs)):
+            return binary_op(self, lhs, rhs, op)
+        return result(op(widen(lhs.data), widen(rhs.data)))
+
+    def unary(self, arg, op):
+        if not is_bf16_bits(arg):
+            return unary_op(self, arg, op)
+        return result(op(widen(arg.data)))
+
+    builder.create_dot, builder.binary_op, builder.unary_op = dot, binary, unary
+
+
+def _pass_float_scalars_as_fp32(interpreter) -> None:
+    """A float argument reaches the kernel as an fp32 scalar tensor, as on a GPU (signature fp32)."""
+    import numpy as np
+    import triton.language as tl
+
+    implicit_cvt = interpreter._implicit_cvt
+
+    def float_as_fp32(arg):
+        if isinstance(arg, float):
+            return tl.tensor(interpreter.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+        return implicit_cvt(arg)
+
+    interpreter._implicit_cvt = float_as_fp32
+
+
+# Each defect a probe looks for, and what it does, in the words a report uses.
+DEFECTS = {
+    "bf16_arithmetic": "its bf16 arithmetic computes on raw bits",
+    "float_scalar": "it passes a float scalar argument as a Python float",
+}
+
+
+def defects_left() -> list[str]:
+    """The DEFECTS this process's interpreter still shows, fixes applied (run under TRITON_INTERPRET=1)."""
+    from kt_cli.evaluate import interpreter_probes
+
+    apply()
+    return [name for name, probe in (("bf16_arithmetic", interpreter_probes.bf16_arithmetic_is_wrong),
+                                     ("float_scalar", interpreter_probes.float_scalar_is_python_float)) if probe()]
+
+
+def blame(kind: str, message: str, dtype: str, defects: list[str]) -> str:
+    """The message of an `interpreter` failure (shown as `interpreter: …`) for a failure that a defect
+    left in `defects` explains, or ""."""
+    if kind not in ("wrong", "crash"):
+        return ""
+    if "float_scalar" in defects and "'float' object has no attribute" in message:
+        return f"{DEFECTS['float_scalar']}, {INTERPRETER_ONLY} ({kind}: {message})"
+    if "bf16_arithmetic" in defects and dtype == "bfloat16":
+        return f"{DEFECTS['bf16_arithmetic']}, {INTERPRETER_ONLY} ({kind}: {message})"
+    return ""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 
-from kt_cli.evaluate.failure import RESTART_ON
+from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.launch_watch import every_watched_name
 from kt_cli.evaluate.pool import WorkerPool
 from kt_cli.evaluate.verify import case_plan
@@ -30,6 +30,7 @@ class IsolatedVerifier:
         self.watched_names = every_watched_name()
         self.judge_pool = WorkerPool(1, env)
         self.lock = threading.Lock()
+        self._interpreter_defects: list | None = None  # asked of the interpreter once, after a failure
 
     def stop(self) -> None:
         self.judge_pool.stop()
@@ -45,10 +46,26 @@ class IsolatedVerifier:
         runs = case_plan(shapes)
         runs.append(runs[0])
         held = self._judge("hold_cases", source=source, runs=runs, dtype=dtype, seed=seed)
-        worker.call("launch_held", {"source": source, "params": params, "options": options, "shared": held["shared"],
-                                    "watched_names": self.watched_names, "target": self.target},
-                    self.timeout, restart_on=RESTART_ON)
-        return self._judge("judge_cases", source=source, runs=runs, dtype=dtype, seed=seed, tolerance=recipe_tolerance)
+        try:
+            worker.call("launch_held", {"source": source, "params": params, "options": options,
+                                        "shared": held["shared"], "watched_names": self.watched_names,
+                                        "target": self.target}, self.timeout, restart_on=RESTART_ON)
+            return self._judge("judge_cases", source=source, runs=runs, dtype=dtype, seed=seed,
+                               tolerance=recipe_tolerance)
+        except WorkerFailure as exc:
+            raise self._interpreters_failure(worker, exc, dtype) or exc from None
+
+    def _interpreters_failure(self, worker: WorkerPool, exc: WorkerFailure, dtype: str) -> WorkerFailure | None:
+        """A failure under the interpreter that a defect it still has explains (interpreter_fixes), as
+        an `interpreter` failure rather than the kernel's `wrong` or `crash`; None otherwise."""
+        from kt_cli.evaluate.interpreter_fixes import blame
+
+        if self.target is not None or exc.kind not in ("wrong", "crash"):
+            return None
+        if self._interpreter_defects is None:
+            self._interpreter_defects = worker.call("interpreter_defects", {}, self.timeout, restart_on=RESTART_ON)
+        message = blame(exc.kind, exc.message, dtype, self._interpreter_defects)
+        return WorkerFailure("interpreter", message) if message else None
 
     def time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, recipe_tolerance=None) -> dict:
         """Measured mode, after verify(): time the candidate on the first run's held tensors, then have

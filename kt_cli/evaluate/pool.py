@@ -18,6 +18,13 @@ STARTUP_TIMEOUT = 300.0  # importing torch and triton on a cold, busy machine
 OUTPUT_POLL_S = 0.5  # how often the output file is checked while a request runs
 
 
+def fp_fusion_default() -> str:
+    """TRITON_DEFAULT_FP_FUSION as every worker has it: the user's setting, else "1", Triton 3.9's own
+    default, set explicitly so that Triton does not warn in every worker that it is unset (the artifact
+    records it: fusing a*b+c into an fma changes results)."""
+    return os.environ.get("TRITON_DEFAULT_FP_FUSION", "1")
+
+
 def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int) -> None:
     os.environ.update(env)
     enter_scratch(scratch_dir, output_path, parent_pid)  # a candidate's prints and files stay out of kt's way
@@ -51,7 +58,7 @@ class Worker:
     applied before the child imports anything (TRITON_INTERPRET, CUDA_VISIBLE_DEVICES...)."""
 
     def __init__(self, env: dict | None = None):
-        self.env = dict(env or {})
+        self.env = {"TRITON_DEFAULT_FP_FUSION": fp_fusion_default(), **(env or {})}
         self._proc = None
         self._conn = None
         self._scratch: Scratch | None = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from kt_cli.kernel import Kernel, KernelModuleError, record_launches, signature_of
+from kt_cli.kernel import Kernel, KernelModuleError, jit_functions, record_launches, signature_of
 from kt_cli.types import Resources
 from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.evaluate.launch_watch import PRISTINE, check_pristine, every_watched_name
@@ -22,7 +22,8 @@ _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen
 def dispatch(op: str, payload: dict):
     return {"inspect_module": inspect_module, "compile": compile_candidate, "knobs_read": read_knobs,
             "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
-            "time_held": time_held, "ceilings": ceilings, "recheck": recheck}[op](**payload)
+            "time_held": time_held, "ceilings": ceilings, "recheck": recheck,
+            "interpreter_defects": interpreter_defects}[op](**payload)
 
 
 def _kernel(source) -> Kernel:
@@ -34,6 +35,13 @@ def _kernel(source) -> Kernel:
             raise WorkerFailure("bad_input", str(exc)) from None
         check_pristine(f"importing {source.path}")
     return _kernels[key]
+
+
+def interpreter_defects() -> list[str]:
+    """The known interpreter defects this worker's interpreter still has (interpreter_fixes.DEFECTS)."""
+    from kt_cli.evaluate.interpreter_fixes import defects_left
+
+    return defects_left()
 
 
 def split_params(params: dict, launch_options: tuple) -> tuple[dict, dict]:
@@ -73,6 +81,7 @@ def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dic
         "output_bytes": [output_bytes(kernel, s, dtype) for s in shapes],
         "peak_dtype": (kernel.attr("PEAK_DTYPE", {}) or {}).get(dtype, dtype),
         "seeds": [dict(seed) for seed in kernel.attr("SEEDS", []) or []],
+        "kernel_arguments": sorted({name for fn in jit_functions(kernel.module).values() for name in fn.arg_names}),
     }
 
 

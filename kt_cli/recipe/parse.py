@@ -21,6 +21,7 @@ from kt_cli.recipe.limits import shown
 
 DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3": 1}
 SAMPLERS = ("tpe", "random", "grid", "cmaes", "gp")
+DEFAULT_OUTPUT_DIR = "artifacts"  # relative to where kt runs
 
 
 @dataclass(frozen=True)
@@ -232,6 +233,6 @@ def load_recipe(path: str | Path) -> Recipe:
             raise r.fail(f"targets.names[{i}]", f"must be a target name 'vendor:arch' (kt devices lists them), "
                                                 f"not {shown(t)}")
     name = _output_name(r, data)
-    out_dir = Path(r.get("output.dir", (str,), "artifacts"))
+    out_dir = Path(r.get("output.dir", (str,), DEFAULT_OUTPUT_DIR))
     return Recipe(path, hashlib.sha256(raw).hexdigest(), dict(data["kernel"]), problem, search,
                   tuple(targets), out_dir, name)

@@ -170,13 +170,20 @@ def render(comparison: Comparison, fmt: str) -> str:
     return body + "\n\n" + "\n".join(bullet + n for n in notes)
 
 
-def plot(comparison: Comparison, path: str) -> None:
-    """Bars of % of peak per kernel/problem, one bar per target and device; estimates hatched and labelled."""
+def require_matplotlib():
+    """matplotlib, set to draw to files; EnvironmentProblem naming --plot when it is not installed (kt
+    compare asks before it prints anything)."""
     try:
         import matplotlib
     except ImportError:
         raise EnvironmentProblem("--plot: matplotlib is not installed; pip install kt-tune[plot]") from None
     matplotlib.use("Agg")
+    return matplotlib
+
+
+def plot(comparison: Comparison, path: str) -> None:
+    """Bars of % of peak per kernel/problem, one bar per target and device; estimates hatched and labelled."""
+    require_matplotlib()
     import matplotlib.pyplot as plt
 
     groups = list(dict.fromkeys(f"{r.kernel}\n{r.problem}" for r in comparison.rows))

@@ -9,8 +9,8 @@ from kt_cli.errors import BadInput
 
 
 def find_studies(what: str, storage: str | None) -> tuple[str, list[str]]:
-    """(storage URL, study names) for an artifact directory or a study name (or a prefix of names
-    such as the recipe's name)."""
+    """(storage URL, study names) for an artifact directory, a local run (local_study), or with
+    `storage` a study name (or a prefix of names such as the recipe's name)."""
     import optuna
 
     from kt_cli.artifact.store import MANIFEST, read
@@ -26,7 +26,8 @@ def find_studies(what: str, storage: str | None) -> tuple[str, list[str]]:
         prefix = f"{manifest['name']}|{manifest['kernel']['source_sha256'][:12]}|"
         wanted = lambda name: name.startswith(prefix)  # noqa: E731
     elif storage is None:
-        raise BadInput(f"{what}: not an artifact directory; to name a study, also give --storage URL")
+        storage, name = local_study(what)
+        wanted = lambda study: study.startswith(name + "|")  # noqa: E731
     else:
         wanted = lambda name: name == what or name.startswith(what + "|")  # noqa: E731
     names = [s.study_name for s in optuna.get_all_study_summaries(open_storage(storage), include_best_trial=False)
@@ -36,6 +37,28 @@ def find_studies(what: str, storage: str | None) -> tuple[str, list[str]]:
         listed = ", ".join(sorted(names)[:10]) or "none"
         raise BadInput(f"{what}: no study of that name in {storage}; studies there: {listed}")
     return storage, found
+
+
+def local_study(what: str) -> tuple[str, str]:
+    """(storage URL, name) of the SQLite study kt tune keeps next to a local run's artifact, found by the
+    artifact's path (NAME.kt, written or not yet), the recipe (a file or a library kernel's name) or the
+    name alone (in the default output directory)."""
+    from kt_cli.recipe.library import library_recipes, resolve_recipe
+    from kt_cli.recipe.parse import DEFAULT_OUTPUT_DIR, load_recipe
+
+    path = Path(what)
+    if path.suffix == ".kt":
+        directory, name = path.parent, path.stem
+    elif path.suffix == ".toml" or what in library_recipes():
+        recipe = load_recipe(resolve_recipe(what))
+        directory, name = recipe.output_dir, recipe.name
+    else:
+        directory, name = Path(DEFAULT_OUTPUT_DIR), what
+    db = directory / f"{name}.study.db"
+    if not db.is_file():
+        raise BadInput(f"{what}: no artifact there and no local study at {db}; give the artifact (NAME.kt), the "
+                       f"recipe, or a study name with --storage URL")
+    return f"sqlite:///{db.resolve()}", name
 
 
 def summarize(study) -> dict:

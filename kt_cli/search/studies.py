@@ -76,7 +76,9 @@ def problem_plans(recipe: Recipe, plans: list, evaluator: Evaluator, module_info
     to match the space (a misspelled knob is a BadInput here, not a KeyError in every trial)."""
     problems, probed = [], set()
     for plan, shape, space, valid in plan_spaces(recipe, plans, module_info["space"], module_info["constraints"]):
-        names = tuple(p.name for p in space.params if p.name not in plan.spec.launch_options)
+        # what the launch function gets: kernel knobs, and launch options the kernel takes as arguments
+        names = tuple(p.name for p in space.params
+                      if p.name not in plan.spec.launch_options or p.name in evaluator.kernel_arguments)
         if names not in probed:
             probed.add(names)
             env_of = lambda point: constraint_env(point, shape, plan.spec.properties,  # noqa: E731

@@ -9,6 +9,8 @@ from kt_cli.hookspecs import hookimpl
 from kt_cli.kernel import KernelSource
 
 KERNELS_DIR = Path(__file__).parent / "kernels"
+# In a checkout a link to the top-level recipes/; installed, the library's recipes copied beside kernels/.
+RECIPES_DIR = Path(__file__).parent / "recipes"
 
 
 def available() -> list[str]:
@@ -26,6 +28,17 @@ class TemplatesGenerator:
         if name not in available():
             raise BadInput(f"{recipe_path}: kernel.name: unknown template {name!r}; must be one of: {', '.join(available())}")
         return KernelSource(str(KERNELS_DIR / f"{name}.py"), self.name, name)
+
+    def recipes(self) -> dict[str, Path]:
+        """The library's recipes (those of this generator) by file name: `kt tune softmax`."""
+        import tomllib
+
+        shipped = {}
+        for path in sorted(RECIPES_DIR.glob("*.toml")):
+            with path.open("rb") as f:
+                if tomllib.load(f).get("kernel", {}).get("generator") == self.name:
+                    shipped[path.stem] = path
+        return shipped
 
 
 @hookimpl

@@ -1,0 +1,43 @@
+"""Tiny kernels that show whether Triton's interpreter still has a defect kt_cli.evaluate.interpreter_fixes
+knows. Run only in a worker with TRITON_INTERPRET=1, on the CPU."""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _bf16_arithmetic(out_ptr, x_ptr, y_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(out_ptr + offs, x + y)
+    tl.store(out_ptr + N + offs, x - y)
+    tl.store(out_ptr + 2 * N + offs, x * y)
+
+
+@triton.jit
+def _float_scalar(out_ptr, alpha):
+    tl.store(out_ptr, alpha.to(tl.float32))
+
+
+def bf16_arithmetic_is_wrong() -> bool:
+    import torch
+
+    x = torch.tensor([1.5, -2.25, 3.0, -0.125], dtype=torch.bfloat16)
+    y = torch.tensor([0.5, 1.25, -4.0, -8.0], dtype=torch.bfloat16)
+    out = torch.empty(12, dtype=torch.bfloat16)
+    _bf16_arithmetic[(1,)](out, x, y, N=4)
+    return not torch.equal(out, torch.cat([x + y, x - y, x * y]))
+
+
+def float_scalar_is_python_float() -> bool:
+    import torch
+
+    out = torch.empty(1)
+    try:
+        _float_scalar[(1,)](out, 0.5)
+    except Exception:
+        return True
+    return out.item() != 0.5
