@@ -480,3 +480,29 @@ def test_read_only_out_dir_is_refused(tmp_path):
 def test_the_corpus_is_large_and_mostly_fast():
     assert len(CASES) + 1 >= 150
     assert sum(c.worker for c in CASES) <= 5
+
+
+# Broken artifacts, handed to every command that reads one: each is one line naming the artifact's file.
+GOOD_MANIFEST = {"schema": 1, "kernel": {"source_file": "kernel.py", "source_sha256": "0" * 64}, "results": []}
+BROKEN_ARTIFACTS = {
+    "not json": b"{not json",
+    "not utf-8": b"\xff\xfe{}",
+    "a list": b"[]",
+    "schema 99": b'{"schema": 99}',
+    "no kernel": b'{"schema": 1, "results": []}',
+    "source outside": b'{"schema": 1, "kernel": {"source_file": "../x.py", "source_sha256": "0"}, "results": []}',
+    "results not a list": b'{"schema": 1, "kernel": {"source_file": "k.py", "source_sha256": "0"}, "results": {}}',
+    "bad result": b'{"schema": 1, "kernel": {"source_file": "k.py", "source_sha256": "0"}, "results": [{"mode": 3}]}',
+    "source missing": __import__("json").dumps(GOOD_MANIFEST).encode(),
+}
+
+
+@pytest.mark.parametrize("command", ["show", "check", "export", "compare"])
+@pytest.mark.parametrize("broken", BROKEN_ARTIFACTS, ids=list(BROKEN_ARTIFACTS))
+def test_a_broken_artifact_is_one_line_for_every_command_that_reads_one(command, broken, tmp_path):
+    art = tmp_path / "x.kt"
+    art.mkdir()
+    (art / "manifest.json").write_bytes(BROKEN_ARTIFACTS[broken])
+    before = everything_under(tmp_path)
+    refused(kt(command, art), ("x.kt",))
+    assert everything_under(tmp_path) == before

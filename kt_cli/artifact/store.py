@@ -154,9 +154,11 @@ def read(path: str | Path) -> dict:
     if not manifest_path.is_file():
         raise BadInput(f"{path}: not a kt artifact (no {MANIFEST}); give a NAME.kt directory written by kt tune")
     try:
-        manifest = json.loads(manifest_path.read_text())
-    except json.JSONDecodeError as exc:
+        manifest = json.loads(manifest_path.read_bytes().decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadInput(f"{manifest_path}: not valid JSON ({exc}); re-run kt tune") from None
+    except OSError as exc:
+        raise BadInput(f"{manifest_path}: cannot be read ({exc.strerror}); check its permissions") from None
     schema = manifest.get("schema") if isinstance(manifest, dict) else None
     if schema != SCHEMA_VERSION:
         raise BadInput(f"{manifest_path}: schema: version {schema!r}, this kt reads {SCHEMA_VERSION}; re-run kt tune")
