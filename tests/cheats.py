@@ -146,11 +146,28 @@ launch = _make_launch()
         "    import gc\n    for o in gc.get_objects():\n"
         "        if isinstance(o, torch.Tensor) and o is not y and o is not x and o.shape == y.shape:\n"
         "            o.zero_()\n    y.zero_()\n"),
+    "patches_the_judges_method": launch_body(
+        "    from kt_cli.evaluate import verify\n    verify.Judge.judge = lambda self, *a, **k: None\n"
+        "    y.zero_()\n"),
     "patches_tensor_equality": module(prelude="\ntorch.Tensor.__eq__ = lambda a, b: torch.ones_like(a, dtype=torch.bool)\n",
                                       launch=LAUNCH.replace(f"    {HONEST_CALL}", f"    {HONEST_CALL}\n    y.zero_()")),
 }
 
 # A module whose patch is meant to outlive its round; the honest module evaluated after it must not be
 # affected (every module gets fresh processes).
+# Cheats that only timed calls can show (static mode times nothing, so there they are honest).
+TIMED_CHEATS = {
+    # its kernel while kt records (meta tensors) or verifies (tripwires set), torch's softmax when timed
+    "honest_only_while_the_clock_is_watched": launch_body(
+        "    import time\n    if x.is_meta or type(time.perf_counter).__name__ != 'builtin_function_or_method':\n"
+        f"        {HONEST_CALL}\n        return\n    y.copy_(torch.softmax(x, -1))\n"),
+    # the same, and it switches the watch's verdict off from inside its first timed call
+    "unwatches_its_timed_calls": launch_body(
+        "    import time\n    if x.is_meta or type(time.perf_counter).__name__ != 'builtin_function_or_method':\n"
+        f"        {HONEST_CALL}\n        return\n"
+        "    from kt_cli.evaluate import launch_watch\n"
+        "    launch_watch.LaunchWatch.verdict = lambda self: None\n    y.copy_(torch.softmax(x, -1))\n"),
+}
+
 OUTLIVES_ITS_ROUND = module(prelude="\nimport torch as T\nT.softmax = lambda x, dim=None, **kw: T.zeros_like(x)\n"
                                     "T.Tensor.softmax = lambda self, dim=None, **kw: T.zeros_like(self)\n")

@@ -6,7 +6,7 @@ the suite cannot pass by rejecting everything."""
 
 import pytest
 
-from tests.cheats import CHEATS, HONEST, OUTLIVES_ITS_ROUND
+from tests.cheats import CHEATS, HONEST, OUTLIVES_ITS_ROUND, TIMED_CHEATS
 
 SHAPE = {"M": 64, "N": 1000}
 PARAMS = {"BLOCK": 512}
@@ -87,6 +87,14 @@ def test_every_planted_candidate_ends_wrong_or_rejected_in_measured_mode(fake_de
     assert_caught(evaluate_all(tmp_path, "fake:cpu", modules()))
 
 
+def test_a_candidate_honest_only_while_verified_is_rejected_when_timed(fake_device, tmp_path):
+    """Static mode times nothing, so these cheats are honest there; measured mode watches timed calls."""
+    timed = {"honest": HONEST, **TIMED_CHEATS, "honest_after_a_lasting_patch": modules()["honest_after_a_lasting_patch"]}
+    verdicts = evaluate_all(tmp_path, "fake:cpu", timed)
+    assert_caught(verdicts, at_least=len(TIMED_CHEATS))
+    assert all(kind == "rejected" for kind, _ in verdicts.values())
+
+
 GPU_PARTS = 3  # parts run as separate processes (node ids ...on_the_gpu[0] etc.) can share the device at once
 
 
@@ -98,5 +106,6 @@ def test_every_planted_candidate_ends_wrong_or_rejected_on_the_gpu(tmp_path, par
     devices = [d for d in plugins.devices() if d.target.startswith("nvidia:")]
     if not devices:
         pytest.skip("no NVIDIA GPU")
-    assert_caught(evaluate_all(tmp_path, devices[0].target, modules(part, GPU_PARTS)),
+    timed = TIMED_CHEATS if part == 0 else {}
+    assert_caught(evaluate_all(tmp_path, devices[0].target, {**modules(part, GPU_PARTS), **timed}),
                   at_least=len(CHEATS) // GPU_PARTS)

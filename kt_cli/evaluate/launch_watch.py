@@ -13,9 +13,13 @@ first, cheap line that aliases and dynamic code can get around; this watch sees 
 - timers and sleeping: the `time` module's clocks and `sleep`, and the vendor's named event, stream
   and synchronisation objects (Vendor.watched_names), replaced by tripwires for the launch's duration.
 
-What stays possible: a candidate that detects the watch and behaves only while watched. Its timed
-calls are still checked (outputs re-poisoned per batch, the physical floor), so such a kernel can only
-be slower than it looks, never faster.
+Timed calls are watched too, for where their work goes (`watching_work`: tensor operations, data
+leaving torch, the stream; the tripwires and the pristine check cost milliseconds and stay with
+verification): a candidate that detects the full watch and computes with torch only when it is gone
+is rejected when timed. What stays possible: behaving differently while the tripwires are set, in
+ways the work watch cannot see (a kernel that sleeps only when unwatched); such a kernel is only
+slower than it looks, never faster, and its timed outputs are still checked (re-poisoned per batch,
+the physical floor).
 """
 
 from __future__ import annotations
@@ -75,7 +79,8 @@ def _inside_triton() -> bool:
 GUARDED_MODULES = ("kt_cli.evaluate.verify", "kt_cli.evaluate.timing", "kt_cli.evaluate.launch_watch",
                    "kt_cli.evaluate.requests", "kt_cli.kernel", "torch", "torch.nn.functional", "torch.linalg",
                    "torch.special", "torch.fft", "time", "threading")
-GUARDED_CLASSES = ("torch.Tensor", "kt_cli.evaluate.verify.Judge", "kt_cli.evaluate.timing.EventTimer")
+GUARDED_CLASSES = ("torch.Tensor", "kt_cli.evaluate.verify.Judge", "kt_cli.evaluate.timing.EventTimer",
+                   "kt_cli.evaluate.launch_watch.LaunchWatch")
 
 
 class Pristine:
@@ -100,10 +105,11 @@ class Pristine:
                 continue
         for dotted in (*GUARDED_CLASSES, *extra_names):
             found = resolve(dotted, static=True)
-            if found is not None and dotted not in self.entries:
-                self.entries[dotted] = (found[0], found[1], id(found[2]))
-                if isinstance(found[2], type):
-                    self._remember_members(dotted, found[2])
+            if found is None:
+                continue
+            self.entries.setdefault(dotted, (found[0], found[1], id(found[2])))
+            if isinstance(found[2], type):  # its members too, also when its module remembered the class
+                self._remember_members(dotted, found[2])
 
     def _remember_members(self, prefix: str, owner) -> None:
         if prefix in self._owners:
@@ -151,14 +157,24 @@ class LaunchWatch:
 
     @contextlib.contextmanager
     def watching(self) -> Iterator["LaunchWatch"]:
+        """Everything, for a verified launch: tensor operations, the stream, timers and kt's own objects."""
+        with self.watching_work():
+            with contextlib.ExitStack() as stack:
+                for dotted in (*TIME_NAMES, *ELSEWHERE_NAMES, *self.watched_names):
+                    stack.enter_context(_tripwire(self, dotted))
+                yield self
+        check_pristine("the launch")
+
+    @contextlib.contextmanager
+    def watching_work(self) -> Iterator["LaunchWatch"]:
+        """Where a launch's work goes: tensor operations, data leaving torch, the stream. Cheap enough
+        (tens of µs of host time) for every timed call, so a candidate that detects the full watch and
+        computes with torch (or on another stream) only when the tripwires are gone is seen too."""
         with contextlib.ExitStack() as stack:
             stack.enter_context(_tensor_ops(self))
             stack.enter_context(_leaving_torch(self))
             stack.enter_context(_stream_check(self))
-            for dotted in (*TIME_NAMES, *ELSEWHERE_NAMES, *self.watched_names):
-                stack.enter_context(_tripwire(self, dotted))
             yield self
-        check_pristine("the launch")
 
     def verdict(self) -> None:
         """Raise the candidate's rejection if the launch did anything but launch its kernels."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from kt_cli.kernel import Kernel, KernelModuleError, jit_functions, record_launches, signature_of
 from kt_cli.types import Resources
 from kt_cli.evaluate.failure import WorkerFailure
-from kt_cli.evaluate.launch_watch import PRISTINE, check_pristine, every_watched_name
+from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch, check_pristine, every_watched_name
 
 def prepare_worker() -> None:
     """Called once when a worker process starts, before it runs any candidate code."""
@@ -276,14 +276,23 @@ def time_held(source, candidate, target, shared: bytes, outputs: list) -> dict:
     timer = device.vendor.timer(device.device)
     inputs = open_shared(shared)[0]
     launch, baseline = kernel.bound_launch(inputs, params, options), lambda: kernel.baseline(inputs)
+    watch = LaunchWatch(())
+
+    def watched_launch():
+        with watch.watching_work():
+            launch()
+
     method = _problem_method(timer, (source.path, tuple(candidate.shape.items()), candidate.dtype), baseline)
     before = device.vendor.device_state(device.device)
     try:
-        stats, base = timer.measure_interleaved([launch, baseline], method, lambda: _poison_outputs(inputs, outputs))
+        stats, base = timer.measure_interleaved([watched_launch, baseline], method,
+                                                lambda: _poison_outputs(inputs, outputs))
     except Exception as exc:
         raise _classify_launch_error(exc, device.vendor) from None
     finally:
         device.synchronize()
+    check_pristine("a timed launch")  # nothing patched kt (the watch included) while timed
+    watch.verdict()  # the timed calls did their work in their kernels, on the timed stream
     after = device.vendor.device_state(device.device)
     del inputs, launch, baseline
     return {"stats": {**stats.to_json(), "device_state": {"before": before, "after": after}},
