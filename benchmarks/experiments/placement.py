@@ -111,15 +111,24 @@ def main():
     if not args.processes:
         print(json.dumps(one_process(args.placements, args.seed)))
         return
+    in_fresh_processes([[__file__, "--placements", str(args.placements), "--seed", str(seed)]
+                        for seed in range(args.processes)], args.json, summary)
+
+
+def in_fresh_processes(commands: list, json_path: str | None, summarize) -> None:
+    """Run each command (a script and its arguments) in a fresh Python; each prints one JSON line last.
+    A failed process is reported and left out; the results go to `json_path` and to `summarize`."""
     results = []
-    for seed in range(args.processes):
-        out = subprocess.run([sys.executable, __file__, "--placements", str(args.placements), "--seed", str(seed)],
-                             capture_output=True, text=True, check=True).stdout
-        results.append(json.loads(out.strip().splitlines()[-1]))
-    if args.json:
-        with open(args.json, "w") as f:
+    for command in commands:
+        done = subprocess.run([sys.executable, *command], capture_output=True, text=True)
+        if done.returncode:
+            print(f"a process failed (exit {done.returncode}):\n{done.stderr[-3000:]}", flush=True)
+            continue
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    if json_path:
+        with open(json_path, "w") as f:
             json.dump(results, f, indent=1)
-    summary(results)
+    summarize(results)
 
 
 if __name__ == "__main__":

@@ -8,14 +8,13 @@ reading the buffer (clean lines left in L2), and a plain loop of back-to-back ca
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 
 import torch
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from common import ROOT, Bound, template  # noqa: E402
-from placement import CONFIGS, time_ms  # noqa: E402
+from placement import CONFIGS, in_fresh_processes, time_ms  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 
@@ -89,17 +88,7 @@ def main():
     if not args.processes:
         print(json.dumps(one_process()))
         return
-    results = []
-    for _ in range(args.processes):
-        done = subprocess.run([sys.executable, __file__], capture_output=True, text=True)
-        if done.returncode:
-            print(f"a process failed (exit {done.returncode}):\n{done.stderr[-3000:]}", flush=True)
-            continue
-        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    summary(results)
+    in_fresh_processes([[__file__]] * args.processes, args.json, summary)
 
 
 if __name__ == "__main__":
