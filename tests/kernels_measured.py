@@ -13,3 +13,11 @@ SLOWABLE = SCALED_ADD.replace(
 SKIPS_ON_REPEAT = SCALED_ADD.replace(
     "def launch(k, inputs, params):\n",
     "CALLS = [0]\n\n\ndef launch(k, inputs, params):\n    CALLS[0] += 1\n    if CALLS[0] > 4:\n        return\n")
+
+# launches its (honest) kernel REPEAT times: the same output, REPEAT times the work; SEEDS puts the
+# fast point first, so the slow ones race against it
+REPEATS = SCALED_ADD.replace(
+    "def launch(k, inputs, params):\n",
+    'SEEDS = [{"BLOCK": 1024, "REPEAT": 1}]\n\n\ndef launch(k, inputs, params):\n'
+    '    for _ in range(params["REPEAT"] - 1):\n        launch_once(k, inputs, params)\n'
+    '    launch_once(k, inputs, params)\n\n\ndef launch_once(k, inputs, params):\n')

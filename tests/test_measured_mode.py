@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.helpers import dsl_recipe, kt, kt_process
-from tests.kernels_measured import SKIPS_ON_REPEAT, SLOWABLE
+from tests.kernels_measured import REPEATS, SKIPS_ON_REPEAT, SLOWABLE
 
 FAKE = ["--target", "fake:cpu"]
 
@@ -98,3 +98,17 @@ def test_workers_share_the_study_across_two_fake_devices(write, tmp_path):
     trials = [t for t in _trials(out) if t["failure_kind"] != "invalid"]
     assert len(trials) == 4 and len({json.dumps(t["params"], sort_keys=True) for t in trials}) == 4
     assert {t["worker"]["device"] for t in trials} == {"Fake CPU device #0", "Fake CPU device #1"}
+
+
+def test_a_candidate_that_cannot_win_is_raced_out_and_the_best_is_timed_fully(fake_device, write, tmp_path):
+    out = tmp_path / "out"
+    recipe = dsl_recipe(write, REPEATS, space="BLOCK = [512, 1024]\nREPEAT = [1, 16]", trials=4)
+    result = kt("tune", recipe, *FAKE, "--out", out)
+    assert result.exit_code == 0, result.output
+    trials = {(t["params"]["BLOCK"], t["params"]["REPEAT"]): t for t in _trials(out)}
+    fast, slow = trials[(1024, 1)], [trials[(b, 16)] for b in (512, 1024)]
+    assert not fast["stats"].get("raced_out") and fast["stats"]["calls"] >= 20
+    # 16x the work: stopped after the first batch, short of the ±1% target, and says so
+    assert all(t["failure_kind"] == "ok" and t["stats"]["raced_out"] for t in slow)
+    assert all(t["stats"]["calls"] == 20 and t["value"] > 5 * fast["value"] for t in slow)
+    assert _manifest(out)["results"][0]["params"]["REPEAT"] == 1

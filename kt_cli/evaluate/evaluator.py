@@ -4,6 +4,7 @@ interpreter (CPU) or verify and time (the device), and turn what comes back into
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import time
 from typing import TYPE_CHECKING
@@ -19,6 +20,8 @@ from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 if TYPE_CHECKING:
     from kt_cli.recipe.parse import Recipe
     from kt_cli.search.plan import TargetPlan
+
+RACE_MARGIN = 0.03  # a candidate races on while its interval reaches within 3% of the best one's
 
 
 class Evaluator:
@@ -37,6 +40,7 @@ class Evaluator:
         self.device_pools: dict[str, WorkerPool] = {}  # vendor name -> the worker that owns its device
         self.device_judges: dict[str, IsolatedVerifier] = {}  # vendor name -> the judge on its device
         self._verified: dict = {}
+        self.fastest: dict = {}  # (target, shape key) -> upper end of the best fully timed interval so far
         self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from inspect_module
         self.peak_dtype = recipe.problem.dtype  # which peak the kernel's FLOPs run at, from inspect_module
         self.kernel_arguments: frozenset = frozenset()  # every @triton.jit argument name, from inspect_module
@@ -124,8 +128,12 @@ class Evaluator:
                     exc = WorkerFailure("crash", exc.message)
                 return TrialResult(exc.kind, message=exc.message, seconds=time.perf_counter() - started,
                                    resources=getattr(exc, "resources", {}), output=trial_output(printed), **base)
-        result = TrialResult("ok", seconds=time.perf_counter() - started, output=trial_output(printed), **base, **out)
-        return self._with_rates(result, plan)
+        result = self._with_rates(TrialResult("ok", seconds=time.perf_counter() - started,
+                                              output=trial_output(printed), **base, **out), plan)
+        if result.failure_kind == "ok" and plan.mode == "measured" and not result.stats.get("raced_out"):
+            key = (plan.spec.name, shape_key(shape))
+            self.fastest[key] = min(self.fastest.get(key, math.inf), result.stats["ci_high"])
+        return result
 
     def _with_rates(self, result: TrialResult, plan: TargetPlan) -> TrialResult:
         """Add FLOP/s, bytes/s and the fraction of peak. A measured time the hardware cannot reach
@@ -190,10 +198,17 @@ class Evaluator:
         # they reach the GPU and records their registers, shared memory and spills.
         compiled = self._compile(candidate, plan.spec)
         shapes = [candidate.shape] + list(self.verify_shapes[:1])  # the problem itself and a small odd shape
+        # Racing: a candidate whose interval lies wholly above the best one's (plus RACE_MARGIN) stops
+        # sampling early; only a candidate that can still win gets the full protocol.
+        key = (plan.spec.name, shape_key(candidate.shape))
+
+        def race() -> float | None:  # read when its timing starts, after the candidates timed before it
+            return self.fastest[key] * (1 + RACE_MARGIN) if key in self.fastest else None
+
         try:
             verification, out = self.device_judge(plan.spec).verify_and_time(
                 self.device_pool(plan.spec.vendor), self.source, candidate, shapes, self.recipe.search.seed,
-                self.recipe.problem.tolerance)
+                self.recipe.problem.tolerance, race)
         except WorkerFailure as exc:
             exc.resources = compiled["resources"]
             raise

@@ -12,6 +12,7 @@ verdict is not computed there, and the reference never enters it.
 from __future__ import annotations
 
 import threading
+from typing import Callable
 
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.launch_watch import every_watched_name
@@ -67,27 +68,30 @@ class IsolatedVerifier:
         message = blame(exc.kind, exc.message, dtype, self._interpreter_defects)
         return WorkerFailure("interpreter", message) if message else None
 
-    def time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, recipe_tolerance=None) -> dict:
-        """Measured mode, after verify(): time the candidate on the first run's held tensors, then have
-        the judge check what the last timed batch left (the judge poisoned them before timing)."""
+    def time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, recipe_tolerance=None,
+             race: Callable[[], float | None] = lambda: None) -> dict:
+        """Measured mode, after verify(): time the candidate on the first run's held tensors (stopping
+        early once it is surely slower than what `race` returns when timing starts), then have the judge
+        check what the last timed batch left (the judge poisoned them before timing)."""
         first = case_plan(shapes)[:1]
         held = self._judge("hold_cases", source=source, runs=first, dtype=candidate.dtype, seed=seed)
         out = worker.call("time_held", {"source": source, "candidate": candidate, "target": self.target,
-                                        "shared": held["shared"], "outputs": held["outputs"][0]},
+                                        "shared": held["shared"], "outputs": held["outputs"][0],
+                                        "race_s": race()},
                           self.timeout, restart_on=RESTART_ON)
         self._judge("judge_cases", source=source, runs=first, dtype=candidate.dtype, seed=seed,
                     tolerance=recipe_tolerance, after="after the timed calls: ")
         return out
 
     def verify_and_time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int,
-                        recipe_tolerance=None) -> tuple[dict, dict]:
+                        recipe_tolerance=None, race: Callable[[], float | None] = lambda: None) -> tuple[dict, dict]:
         """Measured mode: (verification, timing) of one candidate on the problem and `shapes`."""
         from kt_cli.evaluate.requests import split_params
 
         params, options = split_params(candidate.params, self.target.launch_options)
         with self.lock:
             verification = self.verify(worker, source, params, options, shapes, candidate.dtype, seed, recipe_tolerance)
-            return verification, self.time(worker, source, candidate, shapes, seed, recipe_tolerance)
+            return verification, self.time(worker, source, candidate, shapes, seed, recipe_tolerance, race)
 
 
 def device_workers(spec, timeout: float) -> tuple[WorkerPool, IsolatedVerifier]:

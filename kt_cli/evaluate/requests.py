@@ -264,10 +264,11 @@ def _candidate_device(target) -> "_Device | None":
     return _Device(vendor, *_present(vendor, target))
 
 
-def time_held(source, candidate, target, shared: bytes, outputs: list) -> dict:
+def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: float | None = None) -> dict:
     """Measured mode, after the judge accepted the candidate: time it interleaved with the baseline op
     on the first run's held tensors, by the one method chosen for this problem, re-poisoning the
-    outputs before every batch; the judge then checks what the last batch left."""
+    outputs before every batch; the judge then checks what the last batch left. Racing: with
+    `race_s`, sampling stops after any batch whose interval puts the candidate's median above it."""
     from kt_cli.evaluate.held_cases import open_shared
 
     device = _candidate_device(target)
@@ -286,7 +287,8 @@ def time_held(source, candidate, target, shared: bytes, outputs: list) -> dict:
     before = device.vendor.device_state(device.device)
     try:
         stats, base = timer.measure_interleaved([watched_launch, baseline], method,
-                                                lambda: _poison_outputs(inputs, outputs))
+                                                lambda: _poison_outputs(inputs, outputs),
+                                                stop=None if race_s is None else lambda s: s[0].ci_low > race_s)
     except Exception as exc:
         raise _classify_launch_error(exc, device.vendor) from None
     finally:

@@ -43,6 +43,7 @@ class Stats:
     calls: int
     method: str  # "events", "graph", or the external tool's name
     precise: bool = True  # the interval reached the timer's target before its time cap
+    raced_out: bool = False  # sampling stopped early: the interval showed it could not be the best
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -81,18 +82,20 @@ def block_bootstrap_median_ci(samples: list[float], rounds: int = 1000, seed: in
     return low, high
 
 
-def summarize(samples: list[float], method: str, precise: bool = True) -> Stats:
+def summarize(samples: list[float], method: str, precise: bool = True, raced_out: bool = False) -> Stats:
     """Stats of timings in the order they were taken (the interval depends on that order)."""
     ordered = sorted(samples)
     low, high = block_bootstrap_median_ci(samples)
     return Stats(quantile(ordered, 0.5), quantile(ordered, 0.1), quantile(ordered, 0.9), low, high,
-                 len(samples), method, precise)
+                 len(samples), method, precise, raced_out)
 
 
 def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method: str, rel_ci: float = 0.01,
-                       max_seconds: float = 2.0, min_samples: int = 20, max_samples: int = 2000) -> list[Stats]:
+                       max_seconds: float = 2.0, min_samples: int = 20, max_samples: int = 2000,
+                       stop: Callable[[list[Stats]], bool] | None = None) -> list[Stats]:
     """Draw batches of timings of one or more interleaved series (sample_batch(n) returns n more
-    samples of each) until every series' median is within ±rel_ci at 95%, or a cap is reached."""
+    samples of each) until every series' median is within ±rel_ci at 95%, or a cap is reached, or
+    `stop` says after a batch that the series so far settle what they are measured for (racing)."""
     series: list[list[float]] = []
     start = time.perf_counter()
     batch = min_samples
@@ -102,6 +105,8 @@ def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method:
             series[i].extend(new)
         stats = [summarize(s, method) for s in series]
         tight = all(s.rel_ci <= rel_ci for s in stats)
+        if not tight and stop is not None and stop(stats):
+            return [summarize(s, method, precise=False, raced_out=True) for s in series]
         if tight or time.perf_counter() - start >= max_seconds or len(series[0]) >= max_samples:
             return stats if tight else [summarize(s, method, precise=False) for s in series]
         batch = min(len(series[0]), max_samples - len(series[0]))
@@ -159,10 +164,11 @@ class EventTimer:
         return self.measure_interleaved([fn], method, before_batch)[0]
 
     def measure_interleaved(self, fns: list[Callable[[], None]], method: str,
-                            before_batch: Callable[[], None] | None = None) -> list[Stats]:
+                            before_batch: Callable[[], None] | None = None,
+                            stop: Callable[[list[Stats]], bool] | None = None) -> list[Stats]:
         """Stats of each of `fns`, timed with one `method`, one sample of each in turn (the order
-        alternating), until every median is tight or the time cap is reached. `before_batch` runs
-        (untimed) before every batch."""
+        alternating), until every median is tight or the time cap is reached, or `stop` (racing) ends
+        it early. `before_batch` runs (untimed) before every batch."""
         flush = self._flush_buffer()
         self._warm_up(*fns)
         samplers = self._samplers(fns, flush, method)
@@ -173,7 +179,7 @@ class EventTimer:
                 self.runtime.synchronize()
             return self._take(samplers, n, flush)
 
-        return sample_until_tight(batch, method, self.rel_ci, self.max_seconds)
+        return sample_until_tight(batch, method, self.rel_ci, self.max_seconds, stop=stop)
 
     def paired(self, first: Callable[[], None], second: Callable[[], None], rounds: int,
                method: str = "events") -> tuple[list[float], list[float]]:
