@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from kt_llm.client import Budget, BudgetSpent, ChatClient, RequestFailed
 from kt_llm.config import parse_config
+from tests.helpers import one_error_line
 from tests.llm_server import ScriptedServer, answer
 
 SECRET = "sk-kt-test-DO-NOT-LEAK-4711"
@@ -245,3 +246,17 @@ def test_kt_tune_on_an_llm_recipe_writes_an_artifact_without_the_key(tmp_path, m
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert len(written) > 5
     assert not [p for p in written if SECRET.encode() in p.read_bytes()]
+
+
+def test_an_endpoint_nothing_answers_is_an_environment_problem_not_failed_rounds(tmp_path, monkeypatch):
+    from kt_cli.cli import cli
+
+    monkeypatch.delenv("KT_LLM_BASE_URL", raising=False)
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(RECIPE.format(mode="fsr", rounds=5, extra='base_url = "http://127.0.0.1:9/v1"'))
+    result = CliRunner().invoke(cli, ["tune", str(recipe), "--target", "nvidia:sm_90", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2, result.output
+    line = one_error_line(result)
+    assert "kernel.base_url http://127.0.0.1:9/v1: no server answers" in line and "connection failed" in line
+    assert "llm round 2" not in result.output  # it stopped at the first round
+    assert not (tmp_path / "o").exists()  # nothing half-written

@@ -12,7 +12,12 @@ ANTHROPIC_VERSION = "2023-06-01"
 
 
 class RequestFailed(Exception):
-    """No answer: the server failed after every retry, refused the request, or the budget is spent."""
+    """No answer: the server failed after every retry, refused the request, or the budget is spent.
+    `unreachable`: no attempt reached a server at all (every one failed to connect)."""
+
+    def __init__(self, message: str, unreachable: bool = False):
+        super().__init__(message)
+        self.unreachable = unreachable
 
 
 class BudgetSpent(RequestFailed):
@@ -51,15 +56,16 @@ class ChatClient:
 
     def complete(self, system: str, messages: list[dict]) -> Reply:
         url, body, headers = self._request(system, messages)
-        attempt = 0
+        attempt, unreached = 0, True
         while True:
             self.budget.take_request()
             try:
                 data = self._post(url, body, headers)
             except _Retryable as exc:
                 self.log.append(str(exc))
+                unreached = unreached and exc.unreachable
                 if attempt >= self.config.retries:
-                    raise RequestFailed(f"{exc} (gave up after {attempt + 1} attempts)") from None
+                    raise RequestFailed(f"{exc} (gave up after {attempt + 1} attempts)", unreached) from None
                 self.sleep(self.config.retry_backoff * 2 ** attempt)
                 attempt += 1
                 continue
@@ -108,7 +114,7 @@ class ChatClient:
             if isinstance(reason, (TimeoutError, socket.timeout)):
                 raise _Retryable(f"{url}: no answer within {self.config.request_timeout:g} s "
                                  "(kernel.request_timeout)") from None
-            raise _Retryable(f"{url}: connection failed: {reason}") from None
+            raise _Retryable(f"{url}: connection failed: {reason}", unreachable=True) from None
         try:
             return json.loads(raw)
         except ValueError:
@@ -129,4 +135,6 @@ class ChatClient:
 
 
 class _Retryable(Exception):
-    pass
+    def __init__(self, message: str, unreachable: bool = False):
+        super().__init__(message)
+        self.unreachable = unreachable

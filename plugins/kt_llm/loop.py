@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kt_cli.errors import BadInput
+from kt_cli.errors import BadInput, EnvironmentProblem
 from kt_llm import prompts
 from kt_llm.client import BudgetSpent, RequestFailed
 from kt_llm.screen import Screened, screen
@@ -63,6 +63,7 @@ class Loop:
         self.shapes = list(self.recipe.problem.shapes)
         self.rounds: list[Round] = []
         self.best: Round | None = None
+        self.answered = False  # the endpoint has answered once: later request failures are failed rounds
         self.baseline: dict = {}  # (target, shape key) -> seconds of the task's own kernel (static mode)
         self.plan_steps: list[str] = []
         self.intro = prompts.task_text(task, self.recipe.problem.dtype, self.shapes,
@@ -93,6 +94,11 @@ class Loop:
                 self._finish(record)
                 break
             except RequestFailed as exc:
+                if exc.unreachable and not self.answered:
+                    # nothing ever answered: the endpoint is wrong or down, not one failing round
+                    raise EnvironmentProblem(
+                        f"kernel.base_url {self.config.base_url}: no server answers ({exc}); start it, or fix "
+                        "base_url (or KT_LLM_BASE_URL)") from None
                 record.failure_kind, record.message = "request_error", str(exc)
             except prompts.Malformed as exc:
                 record.failure_kind, record.message = "malformed", str(exc)
@@ -109,6 +115,7 @@ class Loop:
     def _ask(self, record: Round, role: str, system: str, prompt: str) -> str:
         messages = [{"role": "user", "content": prompt}]
         reply = self.client.complete(system, messages)
+        self.answered = True
         record.calls.append({"role": role, "prompt_sha256": sha256(system + "\n" + prompt),
                              "response_sha256": sha256(reply.text), "tokens": reply.tokens})
         (self.work_dir / f"round-{record.round:02d}.{role}.prompt.txt").write_text(prompt)
