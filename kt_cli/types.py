@@ -6,7 +6,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-FAILURE_KINDS = ("invalid", "compile_error", "crash", "timeout", "rejected", "wrong", "ok")
+# invalid: pruned (a constraint, a resource limit) and not counted against the budget; every other kind but
+# ok is a failed candidate that never wins.
+FAILURE_KINDS = ("invalid", "compile_error", "slow_compile", "spills", "crash", "timeout", "rejected", "wrong", "ok")
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from kt_cli.errors import BadInput
 from kt_cli.types import Candidate, TargetSpec, TrialResult, shape_key
 from kt_cli.evaluate.containment import collect_output, trial_output
+from kt_cli.evaluate.early_exits import CompileDeadline, spill_breach
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.pool import WorkerPool
@@ -30,8 +31,10 @@ class Evaluator:
         self.source, self.recipe, self.verify_shapes, self.timeout = source, recipe, verify_shapes, timeout
         cpus = os.cpu_count() or 2
         # Since the device loads the pool's binaries from Triton's cache instead of compiling them again
-        # (kernel.signature_of), all compiling happens here: up to 8 workers keep ahead of one device.
-        self.compile_pool = WorkerPool(compile_workers or max(1, min(8, cpus - 1)), {"TRITON_INTERPRET": "0"})
+        # (kernel.signature_of), all compiling happens here: up to 8 workers keep ahead of one device,
+        # and at least 2, so that one slow compile (until its deadline) does not stop the others.
+        self.compile_pool = WorkerPool(compile_workers or max(2, min(8, cpus - 1)), {"TRITON_INTERPRET": "0"})
+        self.compile_deadline = CompileDeadline(timeout, recipe.search.compile_timeout)
         self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})
         self.verifier = IsolatedVerifier(timeout, {"TRITON_INTERPRET": "1"})
         self.device_pools: dict[str, WorkerPool] = {}  # vendor name -> the worker that owns its device
@@ -152,8 +155,21 @@ class Evaluator:
         return dataclasses.replace(result, stats=stats)
 
     def _compile(self, candidate: Candidate, spec: TargetSpec) -> dict:
-        return self.compile_pool.call("compile", {"source": self.source, "candidate": candidate, "target": spec},
-                                      self.timeout, restart_on=RESTART_ON)
+        """Cross-compile in the CPU pool under the compile deadline; a candidate that spills more than
+        the recipe allows ends here as `spills`, its resources recorded."""
+        deadline = self.compile_deadline.seconds()
+        try:
+            compiled = self.compile_pool.call("compile", {"source": self.source, "candidate": candidate,
+                                                          "target": spec}, deadline, restart_on=RESTART_ON)
+        except WorkerFailure as exc:
+            raise self.compile_deadline.verdict(exc, deadline) from None
+        self.compile_deadline.record(compiled["compile_seconds"])
+        breach = spill_breach(compiled["resources"], self.recipe.search.max_spill_bytes)
+        if breach:
+            exc = WorkerFailure("spills", breach)
+            exc.resources = compiled["resources"]
+            raise exc
+        return compiled
 
     def _estimate(self, candidate: Candidate, spec: TargetSpec) -> dict:
         compiled = self._compile(candidate, spec)

@@ -32,6 +32,15 @@ def info(details: dict) -> str:
     return " ".join(parts) or "-"
 
 
+def outcomes(kinds: dict) -> str:
+    """Candidates per failure kind, in kt's order of kinds: `ok 20, slow_compile 2, spills 1, wrong 1`."""
+    from kt_cli.types import FAILURE_KINDS
+
+    order = {kind: i for i, kind in enumerate(FAILURE_KINDS)}
+    ranked = sorted(kinds.items(), key=lambda kv: (kv[0] != "ok", order.get(kv[0], len(order)), kv[0]))
+    return ", ".join(f"{k} {n}" for k, n in ranked if n)
+
+
 def timing_flags(stats: dict) -> str:
     """What a user must know before trusting a measured time: the interval missed its target, or the
     device slowed itself down while it was measured."""
