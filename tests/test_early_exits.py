@@ -140,3 +140,15 @@ def test_bad_early_exit_keys_are_one_line_and_exit_2(write, tmp_path, extra, mes
     result = kt("tune", dsl_recipe(write, extra=extra), "--out", tmp_path / "art")
     assert result.exit_code == 2 and message in one_error_line(result)
     assert not (tmp_path / "art").exists()
+
+
+def test_on_a_device_a_spilling_candidate_is_never_verified_or_timed(fake_device, write, tmp_path):
+    # the fake vendor's binary spills past 64 values a thread: BLOCK 4096 on one warp holds 128
+    recipe = dsl_recipe(write, space="BLOCK = [4096]\nnum_warps = [1, 4]", extra='sampler = "grid"', trials=2)
+    result = kt("tune", recipe, "--target", "fake:cpu", "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    by_warps = {t["params"]["num_warps"]: t for t in _trials(tmp_path / "art")}
+    assert by_warps[4]["failure_kind"] == "ok" and by_warps[4]["mode"] == "measured"
+    spilled = by_warps[1]
+    assert spilled["failure_kind"] == "spills" and spilled["resources"]["spill_bytes"] == 256
+    assert not spilled["verification"] and not spilled["stats"]  # the device never saw it
