@@ -12,6 +12,7 @@ from kt_cli.errors import BadInput
 from kt_cli.types import Candidate, TargetSpec, TrialResult, shape_key
 from kt_cli.evaluate.containment import collect_output, trial_output
 from kt_cli.evaluate.early_exits import CompileDeadline, spill_breach
+from kt_cli.evaluate.phases import PhaseClock
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.pool import WorkerPool
@@ -112,20 +113,22 @@ class Evaluator:
     def evaluate(self, plan: TargetPlan, shape: dict, params: dict) -> TrialResult:
         candidate = Candidate(self.source.path, params, plan.spec.name, shape, self.recipe.problem.dtype, plan.mode,
                               tuple(self.verify_shapes))
-        started = time.perf_counter()
+        started, clock = time.perf_counter(), PhaseClock()
         base = dict(params=params, target=plan.spec.name, shape=shape, mode=plan.mode)
         with collect_output() as printed:
             try:
                 if plan.mode == "estimated":
-                    out = self._estimate(candidate, plan.spec)
+                    out = self._estimate(candidate, plan.spec, clock)
                 else:
-                    out = self._time_on_device(candidate, plan)
+                    out = self._time_on_device(candidate, plan, clock)
             except WorkerFailure as exc:
                 if exc.kind == "bad_input":
                     exc = WorkerFailure("crash", exc.message)
                 return TrialResult(exc.kind, message=exc.message, seconds=time.perf_counter() - started,
-                                   resources=getattr(exc, "resources", {}), output=trial_output(printed), **base)
-        result = TrialResult("ok", seconds=time.perf_counter() - started, output=trial_output(printed), **base, **out)
+                                   resources=getattr(exc, "resources", {}), output=trial_output(printed),
+                                   phase_seconds=dict(clock.seconds), **base)
+        result = TrialResult("ok", seconds=time.perf_counter() - started, output=trial_output(printed),
+                             phase_seconds=dict(clock.seconds), **base, **out)
         return self._with_rates(result, plan)
 
     def _with_rates(self, result: TrialResult, plan: TargetPlan) -> TrialResult:
@@ -154,13 +157,14 @@ class Evaluator:
                                        "measurement error, not a win", stats)
         return dataclasses.replace(result, stats=stats)
 
-    def _compile(self, candidate: Candidate, spec: TargetSpec) -> dict:
+    def _compile(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock) -> dict:
         """Cross-compile in the CPU pool under the compile deadline; a candidate that spills more than
         the recipe allows ends here as `spills`, its resources recorded."""
         deadline = self.compile_deadline.seconds()
         try:
             compiled = self.compile_pool.call("compile", {"source": self.source, "candidate": candidate,
-                                                          "target": spec}, deadline, restart_on=RESTART_ON)
+                                                          "target": spec}, deadline, restart_on=RESTART_ON,
+                                              busy=lambda seconds: clock.add("compile", seconds))
         except WorkerFailure as exc:
             raise self.compile_deadline.verdict(exc, deadline) from None
         self.compile_deadline.record(compiled["compile_seconds"])
@@ -171,8 +175,8 @@ class Evaluator:
             raise exc
         return compiled
 
-    def _estimate(self, candidate: Candidate, spec: TargetSpec) -> dict:
-        compiled = self._compile(candidate, spec)
+    def _estimate(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock) -> dict:
+        compiled = self._compile(candidate, spec, clock)
         from kt_cli.evaluate.requests import split_params
 
         kernel_params, _ = split_params(candidate.params, spec.launch_options)
@@ -182,7 +186,7 @@ class Evaluator:
         key = (tuple(sorted(kernel_params.items())), tuple(shape_key(s) for s in shapes))
         if key not in self._verified:
             try:
-                with self.verifier.lock:
+                with self.verifier.lock, clock.phase("verify"):
                     self._verified[key] = self.verifier.verify(self.interpreter, self.source, kernel_params, {},
                                                                shapes, candidate.dtype, self.recipe.search.seed,
                                                                self.recipe.problem.tolerance)
@@ -196,14 +200,14 @@ class Evaluator:
         return {"value": estimate["seconds"], "stats": {"estimate": estimate, "programs": compiled["programs"]},
                 "resources": compiled["resources"], "verification": verified}
 
-    def _time_on_device(self, candidate: Candidate, plan: TargetPlan) -> dict:
+    def _time_on_device(self, candidate: Candidate, plan: TargetPlan, clock: PhaseClock) -> dict:
         # Cross-compiling first (in the CPU pool, ahead of the device) rejects over-limit candidates before
         # they reach the GPU and records their registers, shared memory and spills.
-        compiled = self._compile(candidate, plan.spec)
+        compiled = self._compile(candidate, plan.spec, clock)
         shapes = [candidate.shape] + list(self.verify_shapes[:1])  # the problem itself and a small odd shape
         try:
             verification, out = self.device_judge(plan.spec).verify_and_time(
-                self.device_pool(plan.spec.vendor), self.source, candidate, shapes, self.recipe.search.seed,
+                self.device_pool(plan.spec.vendor), self.source, candidate, shapes, self.recipe.search.seed, clock,
                 self.recipe.problem.tolerance)
         except WorkerFailure as exc:
             exc.resources = compiled["resources"]

@@ -10,6 +10,18 @@ def seconds(value: float | None, mode: str = "measured") -> str:
     return f"~{text} (est)" if mode == "estimated" else text
 
 
+def duration(value: float) -> str:
+    """Seconds for a person: `0.4 s`, `42 s`, `3m 05s`, `2h 10m`."""
+    if value < 10:
+        return f"{value:.1f} s"
+    if value < 60:
+        return f"{value:.0f} s"
+    minutes = int(value + 0.5) // 60
+    if minutes < 60:
+        return f"{minutes}m {int(value + 0.5) % 60:02d}s"
+    return f"{minutes // 60}h {minutes % 60:02d}m"
+
+
 def fraction(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 

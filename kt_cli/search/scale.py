@@ -129,26 +129,33 @@ def run_workers(count: int, run, job: dict, progress=None):
 
 def storage_progress(storage_url: str, studies: list, budget: int, progress):
     """A poll that shows the workers' progress, read from the storage: `studies` holds
-    (plan, shape, study name); `progress` is tune's callback (tally, plan, shape, budget)."""
+    (plan, shape, study name); `progress` is tune's callback (tally, study key). What a study held at
+    the first poll, before the workers had evaluated anything, counts as earlier runs' trials."""
     import optuna
 
     from kt_cli.search.storage import evaluated, open_storage, trial_result
+    from kt_cli.search.tally import study_key
+
     storage = open_storage(storage_url)
+    tally, earlier = Tally(), {}
 
     def poll() -> None:
         for plan, shape, name in studies:
+            key = study_key(plan.spec.name, shape)
             try:
                 study = optuna.load_study(study_name=name, storage=storage)
             except KeyError:
-                return
-            done = evaluated(study)
-            if len(done) < study.user_attrs.get("budget", budget):
-                tally = Tally()
-                for trial in done:
-                    tally.add(trial_result(trial))
-                if done:
-                    progress(tally, plan, shape, budget)
-                return
+                study = None
+            trials = evaluated(study) if study is not None else []
+            limit = study.user_attrs.get("budget", budget) if study is not None else budget
+            before = earlier.setdefault(key, {t.number for t in trials})
+            record = tally.opened(key, limit, plan.mode, [trial_result(t) for t in trials if t.number in before])
+            for trial in trials:
+                if trial.number not in before:
+                    record.add(trial_result(trial))
+        current = next((key for key, record in tally.studies.items() if record.left), None)
+        if current is not None:
+            progress(tally, current)
 
     return poll
 
