@@ -53,6 +53,7 @@ class StudyRun:
                                     load_if_exists=True)
         budget = Budget(self.budget, valid_points)
         study.set_user_attr("budget", budget.limit)
+        study.set_user_attr("budget_trials", budget.trials)  # the --trials it was set for (scale.storage_progress)
         fail_dead_trials(study, self.storage)  # a killed run's trials, before counting what is done
         ledger = Ledger.read(study)
         self.found_complete = budget.spent(ledger)

@@ -107,8 +107,8 @@ def run_workers(count: int, run, job: dict, progress=None):
                 elif not proc.is_alive():  # it may have answered between the two checks
                     outcomes[i] = conn.recv() if conn.poll() else (
                         "died", f"worker {i} (pid {proc.pid}) exited with code {proc.exitcode}")
-            if progress and len(outcomes) < len(workers):
-                progress()
+            if progress:
+                progress()  # once more when all have ended: the last candidates' lines
             time.sleep(POLL_S if len(outcomes) < len(workers) else 0)
     finally:
         for proc, _ in workers:
@@ -137,7 +137,7 @@ def storage_progress(storage_url: str, studies: list, budget: int, progress):
     from kt_cli.search.tally import study_key
 
     storage = open_storage(storage_url)
-    tally, earlier = Tally(), {}
+    tally, earlier, shown = Tally(), {}, {}  # shown: study key -> candidates evaluated at its last line
 
     def poll() -> None:
         for plan, shape, name in studies:
@@ -147,15 +147,20 @@ def storage_progress(storage_url: str, studies: list, budget: int, progress):
             except KeyError:
                 study = None
             trials = evaluated(study) if study is not None else []
-            limit = study.user_attrs.get("budget", budget) if study is not None else budget
+            # the budget a study records is this run's once the workers opened it with the same --trials
+            attrs = study.user_attrs if study is not None else {}
+            limit = attrs["budget"] if attrs.get("budget_trials") == budget and "budget" in attrs else budget
             before = earlier.setdefault(key, {t.number for t in trials})
             record = tally.opened(key, limit, plan.mode, [trial_result(t) for t in trials if t.number in before])
             for trial in trials:
                 if trial.number not in before:
                     record.add(trial_result(trial))
+        # every study that moved since the last poll (one may have finished in between), then the current one
         current = next((key for key, record in tally.studies.items() if record.left), None)
-        if current is not None:
-            progress(tally, current)
+        moved = [key for key, record in tally.studies.items() if record.evaluated and shown.get(key) != record.evaluated]
+        for key in moved + ([current] if current is not None and current not in moved else []):
+            shown[key] = tally.studies[key].evaluated
+            progress(tally, key)
 
     return poll
 
