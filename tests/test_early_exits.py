@@ -143,12 +143,13 @@ def test_bad_early_exit_keys_are_one_line_and_exit_2(write, tmp_path, extra, mes
 
 
 def test_on_a_device_a_spilling_candidate_is_never_verified_or_timed(fake_device, write, tmp_path):
-    # the fake vendor's binary spills past 64 values a thread: BLOCK 4096 on one warp holds 128
-    recipe = dsl_recipe(write, space="BLOCK = [4096]\nnum_warps = [1, 4]", extra='sampler = "grid"', trials=2)
+    # the fake vendor's binary spills past 64 values a thread: BLOCK 8192 on one warp holds 256, 768 B
+    # past the default cap of 256 B; on four warps it holds 64
+    recipe = dsl_recipe(write, space="BLOCK = [8192]\nnum_warps = [1, 4]", extra='sampler = "grid"', trials=2)
     result = kt("tune", recipe, "--target", "fake:cpu", "--out", tmp_path / "art")
     assert result.exit_code == 0, result.output
     by_warps = {t["params"]["num_warps"]: t for t in _trials(tmp_path / "art")}
     assert by_warps[4]["failure_kind"] == "ok" and by_warps[4]["mode"] == "measured"
     spilled = by_warps[1]
-    assert spilled["failure_kind"] == "spills" and spilled["resources"]["spill_bytes"] == 256
+    assert spilled["failure_kind"] == "spills" and spilled["resources"]["spill_bytes"] == 768
     assert not spilled["verification"] and not spilled["stats"]  # the device never saw it

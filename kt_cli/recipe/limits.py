@@ -55,7 +55,7 @@ def seconds(value, where: str, what: str = "seconds one candidate may take") -> 
 def spill_bytes(value, where: str) -> int:
     """A cap on the bytes a candidate may spill per thread (0: no spill at all)."""
     return integer(value, where, 0, SPILL_BYTES_MAX, "give the bytes a thread may spill before a candidate is "
-                                                     "refused as `spills`, e.g. 128 (0: no spill at all)")
+                                                     "refused as `spills`, e.g. 256 (0: no spill at all)")
 
 
 def count(items, where: str, most: int, what: str, fix: str) -> None:

@@ -42,7 +42,9 @@ class Search:
     seed: int = 0
     timeout: float = 120.0
     compile_timeout: float | None = None  # None: set from the compile times seen (evaluate.early_exits)
-    max_spill_bytes: int = 128  # per thread; a candidate spilling more ends as `spills`
+    # per thread; a candidate spilling more ends as `spills`. Tuned winners recorded in benchmarks/results
+    # spill up to 112 B (attention); pathological points (wide blocks on one or two warps) 600 B to KBs.
+    max_spill_bytes: int = 256
     space: dict = field(default_factory=dict)  # raw tables; kt_cli.recipe.space parses them per target
     constraints: tuple[str, ...] = ()
 
