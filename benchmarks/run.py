@@ -109,6 +109,7 @@ def stability(artifact: str, processes: int, shapes: int, progress=None) -> list
     from kt_cli.plugins import devices, target, vendor
     from kt_cli.types import Candidate
     from kt_cli.evaluate.isolated import IsolatedVerifier
+    from kt_cli.evaluate.phases import PhaseClock
     from kt_cli.evaluate.pool import WorkerPool
 
     manifest = read(artifact)
@@ -129,7 +130,7 @@ def stability(artifact: str, processes: int, shapes: int, progress=None) -> list
             env = vendor(spec.vendor).worker_env()
             worker, judge = WorkerPool(1, env), IsolatedVerifier(600, env, spec)
             try:
-                _, result = judge.verify_and_time(worker, source, candidate, shapes, seed=1)
+                _, result = judge.verify_and_time(worker, source, candidate, shapes, 1, PhaseClock())
             finally:
                 worker.stop()
                 judge.stop()

@@ -6,7 +6,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-FAILURE_KINDS = ("invalid", "compile_error", "crash", "timeout", "rejected", "interpreter", "wrong", "ok")
+# invalid: pruned (a constraint, a resource limit) and not counted against the budget; every other kind but
+# ok is a failed candidate that never wins.
+FAILURE_KINDS = ("invalid", "compile_error", "slow_compile", "spills", "crash", "timeout", "rejected", "interpreter", "wrong", "ok")
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ class TrialResult:
     seconds: float = 0.0  # wall time spent on the candidate
     worker: dict[str, Any] = field(default_factory=dict)  # host, pid and device that evaluated it
     output: str = ""  # what its worker processes printed for it, clipped to a few KB
+    phase_seconds: dict[str, float] = field(default_factory=dict)  # compile, verify, time (evaluate.phases)
 
     def __post_init__(self):
         if self.failure_kind not in FAILURE_KINDS:

@@ -11,6 +11,7 @@ Environment (read in every process, so workers see it too):
 - KT_FAKE_CLOCK_SCALE: multiplies every time the clock reads (0 gives zero times, a tiny value times
   below what writing the outputs at peak bandwidth takes);
 - KT_FAKE_THROTTLED=1: the device reports that it slowed down.
+Its "binary" spills 4 bytes a thread for each value of a BLOCK constexpr past 64 a thread.
 """
 
 from __future__ import annotations
@@ -79,11 +80,14 @@ class FakeVendor(Vendor):
         return [TargetSpec(NAME, "cpu", dict(PROPERTIES), _scaled(PEAKS), ("num_warps", "num_stages"))]
 
     def compile(self, fn, signature, constexprs, options, target):
-        return {"kernel": fn.__name__, "signature": signature, "num_warps": options.get("num_warps", 4)}
+        return {"kernel": fn.__name__, "signature": signature, "num_warps": options.get("num_warps", 4),
+                "block": constexprs.get("BLOCK", 0)}
 
     def resources(self, compiled, target) -> Resources:
         warps = compiled["num_warps"]
-        return Resources(registers=32, shared_bytes=0, spill_bytes=0, threads=warps * 32, programs_per_unit=4,
+        # a thread holds its share of a BLOCK in 64 four-byte registers; the rest spills
+        spills = max(0, compiled["block"] // (32 * warps) - 64) * 4
+        return Resources(registers=32, shared_bytes=0, spill_bytes=spills, threads=warps * 32, programs_per_unit=4,
                          occupancy=min(1.0, 4 * warps / 64), limiter="fake")
 
     def detect_devices(self) -> list[Device]:

@@ -89,7 +89,10 @@ def sass_mix(cubin: bytes) -> dict:
 
 
 def read_cubin_usage(cubin: bytes) -> dict:
-    """Registers, stack, static shared and local (spill) bytes from `cuobjdump -res-usage`."""
+    """Registers, stack, static shared and local bytes per thread from `cuobjdump -res-usage`. ptxas
+    puts spilled registers in the stack frame (its `-v` prints "N bytes stack frame, M bytes spill
+    stores"); Triton's kernels make no calls and hold no local arrays, so stack + local is what spills,
+    the local memory per thread that CUDA reports and Triton's `n_spills` counts."""
     m = _RES.search(_cuobjdump(cubin, "-res-usage"))
     if not m:
         return {}
@@ -116,9 +119,10 @@ class NvidiaVendor(Vendor):
         regs = usage.get("registers") or getattr(compiled, "n_regs", None) or 0
         per_sm, limiter = blocks_per_sm(regs, shared, warps, target.properties)
         occupancy = per_sm * warps / target.properties["max_warps_per_unit"]
-        return Resources(registers=regs, shared_bytes=shared, spill_bytes=usage.get("local", 0),
+        stack, local = usage.get("stack", 0), usage.get("local", 0)
+        return Resources(registers=regs, shared_bytes=shared, spill_bytes=stack + local,
                          threads=warps * 32, programs_per_unit=per_sm, occupancy=min(occupancy, 1.0),
-                         limiter=limiter, extra={"stack_bytes": usage.get("stack", 0)})
+                         limiter=limiter, extra={"stack_bytes": stack, "local_bytes": local})
 
     def instruction_mix(self, compiled, target) -> dict:
         return sass_mix(compiled.asm["cubin"])

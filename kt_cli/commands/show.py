@@ -14,7 +14,7 @@ def show(artifact):
     from tabulate import tabulate
 
     from kt_cli.artifact.store import read
-    from kt_cli.reports.format import RESULT_HEADERS, info, params, result_rows, seconds
+    from kt_cli.reports.format import RESULT_HEADERS, info, outcomes, params, result_rows, seconds
 
     manifest = read(artifact)
     if flag("json"):
@@ -31,6 +31,9 @@ def show(artifact):
     if res:
         click.echo("\n" + tabulate(res, headers=["target", "problem", "registers", "shared B", "spill B",
                                                   "occupancy", "limited by", "vendor details"]))
+    tried = [[e["target"], e["shape_key"], outcomes(e.get("failures") or {})] for e in manifest["results"]]
+    click.echo("\ncandidates (invalid: pruned by a constraint or a resource limit, not counted)\n"
+               + tabulate(tried, headers=["target", "problem", "outcomes"]))
     profiled = [[e["target"], e["shape_key"], seconds(p["seconds"]), params(p["params"]),
                  info({k: v for k, v in p["counters"].items() if k != "top_stalls"}),
                  ", ".join(p["counters"].get("top_stalls", []))]

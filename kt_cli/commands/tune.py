@@ -10,26 +10,44 @@ from kt_cli.commands.output import emit_json, flag
 from kt_cli.recipe import limits
 
 
+def progress_line(tally, key) -> str:
+    """`[target problem] n/budget | outcomes | best | eta` for one study (kt_cli.search.tally)."""
+    from kt_cli.reports.format import duration, outcomes, seconds
+
+    study = tally.studies[key]
+    eta = tally.eta_seconds()
+    ends = "eta -" if eta is None else "eta " + duration(eta) if eta else "done"
+    return (f"[{' '.join(key)}] {study.evaluated}/{study.budget} | {outcomes(study.kinds) or 'nothing yet'} | "
+            f"best {seconds(study.best, study.mode)} | {ends}")
+
+
 def progress_printer():
+    """Progress on stderr: on a terminal one line per study, rewritten in place; elsewhere a line per
+    evaluated candidate. A study opened with earlier runs' trials first says how far those got."""
     interactive = sys.stderr.isatty()
-    state = {"last": None}
+    state = {"last": None, "seen": set()}
 
-    def show(tally, plan, shape, budget):
+    def show(tally, key):
         from kt_cli.reports.format import seconds
-        from kt_cli.types import shape_key
 
-        kinds = " ".join(f"{k} {n}" for k, n in sorted(tally.kinds.items()))
-        best = tally.best.get((plan.spec.name, shape_key(shape)))
-        line = (f"[{plan.spec.name} {shape_key(shape)}] evaluated {tally.done} | {kinds} | "
-                f"best {seconds(best, plan.mode)}")
-        # Off a terminal, a line per evaluated candidate: points pruned by a constraint only show in the
-        # next line's counts (a space its constraints nearly fill would otherwise print a line per point).
-        moment = (plan.spec.name, shape_key(shape), tally.done, best)
-        if interactive:
-            click.echo("\r" + line[:160].ljust(160), nl=False, err=True)
-        elif moment != state["last"]:
-            click.echo(line, err=True)
+        study = tally.studies[key]
+        moment = (key, study.evaluated, study.best)
+        # Off a terminal, points pruned by a constraint only show in the next line's counts (a space
+        # its constraints nearly fill would otherwise print a line per point).
+        if moment == state["last"] and not interactive:
+            return
+        if interactive and state["last"] is not None and state["last"][0] != key:
+            click.echo("", err=True)  # the study before keeps its last line
+        resuming = key not in state["seen"] and study.earlier
+        state["seen"].add(key)
         state["last"] = moment
+        if resuming:
+            click.echo(f"[{' '.join(key)}] resuming: {study.earlier} of {study.budget} done, best "
+                       f"{seconds(study.best, study.mode)}", err=True)
+        elif interactive:
+            click.echo("\r" + progress_line(tally, key)[:160].ljust(160), nl=False, err=True)
+        else:
+            click.echo(progress_line(tally, key), err=True)
 
     return show
 
@@ -85,7 +103,7 @@ def tune(recipe, targets, trials, timeout, out_dir, storage, seed, workers, prof
         emit_json({"artifact": str(path), "results": manifest["results"], "this_run": dict(tally.kinds)})
         return
     click.echo(tabulate(result_rows(manifest["results"]), headers=RESULT_HEADERS))
-    kinds = ", ".join(f"{k} {n}" for k, n in sorted(tally.kinds.items()))
-    click.echo(f"\nwrote {path}  (this run: {kinds or 'no new trials: budget already spent'}; {tally.summary()})")
+    click.echo(f"\nwrote {path}")
+    click.echo("\n".join(tally.summary()) if tally.kinds else "this run: no new trials: budget already spent")
     if any(r["mode"] == "estimated" for r in manifest["results"]):
         click.echo("estimated: no device of that target here; times are cost-model estimates, not measurements")

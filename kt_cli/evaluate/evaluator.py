@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 from kt_cli.errors import BadInput
 from kt_cli.types import Candidate, TargetSpec, TrialResult, shape_key
 from kt_cli.evaluate.containment import collect_output, trial_output
+from kt_cli.evaluate.early_exits import CompileDeadline, spill_breach
+from kt_cli.evaluate.phases import PhaseClock
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.pool import WorkerPool
@@ -33,8 +35,10 @@ class Evaluator:
         self.source, self.recipe, self.verify_shapes, self.timeout = source, recipe, verify_shapes, timeout
         cpus = os.cpu_count() or 2
         # Since the device loads the pool's binaries from Triton's cache instead of compiling them again
-        # (kernel.signature_of), all compiling happens here: up to 8 workers keep ahead of one device.
-        self.compile_pool = WorkerPool(compile_workers or max(1, min(8, cpus - 1)), {"TRITON_INTERPRET": "0"})
+        # (kernel.signature_of), all compiling happens here: up to 8 workers keep ahead of one device,
+        # and at least 2, so that one slow compile (until its deadline) does not stop the others.
+        self.compile_pool = WorkerPool(compile_workers or max(2, min(8, cpus - 1)), {"TRITON_INTERPRET": "0"})
+        self.compile_deadline = CompileDeadline(timeout, recipe.search.compile_timeout)
         self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})
         self.verifier = IsolatedVerifier(timeout, {"TRITON_INTERPRET": "1"})
         self.device_pools: dict[str, WorkerPool] = {}  # vendor name -> the worker that owns its device
@@ -115,21 +119,22 @@ class Evaluator:
     def evaluate(self, plan: TargetPlan, shape: dict, params: dict) -> TrialResult:
         candidate = Candidate(self.source.path, params, plan.spec.name, shape, self.recipe.problem.dtype, plan.mode,
                               tuple(self.verify_shapes))
-        started = time.perf_counter()
+        started, clock = time.perf_counter(), PhaseClock()
         base = dict(params=params, target=plan.spec.name, shape=shape, mode=plan.mode)
         with collect_output() as printed:
             try:
                 if plan.mode == "estimated":
-                    out = self._estimate(candidate, plan.spec)
+                    out = self._estimate(candidate, plan.spec, clock)
                 else:
-                    out = self._time_on_device(candidate, plan)
+                    out = self._time_on_device(candidate, plan, clock)
             except WorkerFailure as exc:
                 if exc.kind == "bad_input":
                     exc = WorkerFailure("crash", exc.message)
                 return TrialResult(exc.kind, message=exc.message, seconds=time.perf_counter() - started,
-                                   resources=getattr(exc, "resources", {}), output=trial_output(printed), **base)
-        result = self._with_rates(TrialResult("ok", seconds=time.perf_counter() - started,
-                                              output=trial_output(printed), **base, **out), plan)
+                                   resources=getattr(exc, "resources", {}), output=trial_output(printed),
+                                   phase_seconds=dict(clock.seconds), **base)
+        result = self._with_rates(TrialResult("ok", seconds=time.perf_counter() - started, output=trial_output(printed),
+                                              phase_seconds=dict(clock.seconds), **base, **out), plan)
         if result.failure_kind == "ok" and plan.mode == "measured" and not result.stats.get("raced_out"):
             key = (plan.spec.name, shape_key(shape))
             self.fastest[key] = min(self.fastest.get(key, math.inf), result.stats["ci_high"])
@@ -161,12 +166,26 @@ class Evaluator:
                                        "measurement error, not a win", stats)
         return dataclasses.replace(result, stats=stats)
 
-    def _compile(self, candidate: Candidate, spec: TargetSpec) -> dict:
-        return self.compile_pool.call("compile", {"source": self.source, "candidate": candidate, "target": spec},
-                                      self.timeout, restart_on=RESTART_ON)
+    def _compile(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock) -> dict:
+        """Cross-compile in the CPU pool under the compile deadline; a candidate that spills more than
+        the recipe allows ends here as `spills`, its resources recorded."""
+        deadline = self.compile_deadline.seconds()
+        try:
+            compiled = self.compile_pool.call("compile", {"source": self.source, "candidate": candidate,
+                                                          "target": spec}, deadline, restart_on=RESTART_ON,
+                                              busy=lambda seconds: clock.add("compile", seconds))
+        except WorkerFailure as exc:
+            raise self.compile_deadline.verdict(exc, deadline) from None
+        self.compile_deadline.record(compiled["compile_seconds"])
+        breach = spill_breach(compiled["resources"], self.recipe.search.max_spill_bytes)
+        if breach:
+            exc = WorkerFailure("spills", breach)
+            exc.resources = compiled["resources"]
+            raise exc
+        return compiled
 
-    def _estimate(self, candidate: Candidate, spec: TargetSpec) -> dict:
-        compiled = self._compile(candidate, spec)
+    def _estimate(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock) -> dict:
+        compiled = self._compile(candidate, spec, clock)
         from kt_cli.evaluate.requests import split_params
 
         kernel_params, options = split_params(candidate.params, spec.launch_options)
@@ -179,7 +198,7 @@ class Evaluator:
         key = (tuple(sorted({**kernel_params, **bound}.items())), tuple(shape_key(s) for s in shapes))
         if key not in self._verified:
             try:
-                with self.verifier.lock:
+                with self.verifier.lock, clock.phase("verify"):
                     self._verified[key] = self.verifier.verify(self.interpreter, self.source, kernel_params, bound,
                                                                shapes, candidate.dtype, self.recipe.search.seed,
                                                                self.recipe.problem.tolerance)
@@ -193,10 +212,10 @@ class Evaluator:
         return {"value": estimate["seconds"], "stats": {"estimate": estimate, "programs": compiled["programs"]},
                 "resources": compiled["resources"], "verification": verified}
 
-    def _time_on_device(self, candidate: Candidate, plan: TargetPlan) -> dict:
+    def _time_on_device(self, candidate: Candidate, plan: TargetPlan, clock: PhaseClock) -> dict:
         # Cross-compiling first (in the CPU pool, ahead of the device) rejects over-limit candidates before
         # they reach the GPU and records their registers, shared memory and spills.
-        compiled = self._compile(candidate, plan.spec)
+        compiled = self._compile(candidate, plan.spec, clock)
         shapes = [candidate.shape] + list(self.verify_shapes[:1])  # the problem itself and a small odd shape
         # Racing: a candidate whose interval lies wholly above the best one's (plus RACE_MARGIN) stops
         # sampling early; only a candidate that can still win gets the full protocol.
@@ -207,7 +226,7 @@ class Evaluator:
 
         try:
             verification, out = self.device_judge(plan.spec).verify_and_time(
-                self.device_pool(plan.spec.vendor), self.source, candidate, shapes, self.recipe.search.seed,
+                self.device_pool(plan.spec.vendor), self.source, candidate, shapes, self.recipe.search.seed, clock,
                 self.recipe.problem.tolerance, race)
         except WorkerFailure as exc:
             exc.resources = compiled["resources"]

@@ -8,8 +8,9 @@ RESTART_ON = ("crash", "timeout", "rejected")
 
 
 class WorkerFailure(Exception):
-    """A call that did not return a value. `kind` is a failure kind (crash, timeout, compile_error,
-    wrong, invalid) or "bad_input" for a kernel module that cannot be used at all."""
+    """A call that did not return a value. `kind` is a failure kind (kt_cli.types.FAILURE_KINDS: crash,
+    timeout, compile_error, slow_compile, spills, wrong, rejected, invalid) or "bad_input" for a kernel
+    module that cannot be used at all."""
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)

@@ -16,6 +16,7 @@ from typing import Callable
 
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.launch_watch import every_watched_name
+from kt_cli.evaluate.phases import PhaseClock
 from kt_cli.evaluate.pool import WorkerPool
 from kt_cli.evaluate.verify import case_plan
 
@@ -83,15 +84,19 @@ class IsolatedVerifier:
                     tolerance=recipe_tolerance, after="after the timed calls: ")
         return out
 
-    def verify_and_time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int,
+    def verify_and_time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, clock: PhaseClock,
                         recipe_tolerance=None, race: Callable[[], float | None] = lambda: None) -> tuple[dict, dict]:
-        """Measured mode: (verification, timing) of one candidate on the problem and `shapes`."""
+        """Measured mode: (verification, timing) of one candidate on the problem and `shapes`; `clock`
+        learns how long each took (the wait for the device left out); `race` as in time()."""
         from kt_cli.evaluate.requests import split_params
 
         params, options = split_params(candidate.params, self.target.launch_options)
         with self.lock:
-            verification = self.verify(worker, source, params, options, shapes, candidate.dtype, seed, recipe_tolerance)
-            return verification, self.time(worker, source, candidate, shapes, seed, recipe_tolerance, race)
+            with clock.phase("verify"):
+                verification = self.verify(worker, source, params, options, shapes, candidate.dtype, seed,
+                                           recipe_tolerance)
+            with clock.phase("time"):
+                return verification, self.time(worker, source, candidate, shapes, seed, recipe_tolerance, race)
 
 
 def device_workers(spec, timeout: float) -> tuple[WorkerPool, IsolatedVerifier]:

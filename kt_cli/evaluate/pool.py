@@ -156,8 +156,9 @@ class WorkerPool:
         self._lock = threading.Lock()
         self.busy_seconds = 0.0
 
-    def call(self, op: str, payload: Any, timeout: float, restart_on: tuple = ()) -> Any:
-        """Call `op` on an idle worker; after a failure whose kind is in `restart_on`, restart that worker."""
+    def call(self, op: str, payload: Any, timeout: float, restart_on: tuple = (), busy=None) -> Any:
+        """Call `op` on an idle worker; after a failure whose kind is in `restart_on`, restart that worker.
+        `busy(seconds)`, if given, learns how long the worker took (the wait for an idle one left out)."""
         import time
 
         worker = self._idle.get()
@@ -169,9 +170,12 @@ class WorkerPool:
                 worker.stop()
             raise
         finally:
+            took = time.perf_counter() - started
             with self._lock:
-                self.busy_seconds += time.perf_counter() - started
+                self.busy_seconds += took
             self._idle.put(worker)
+            if busy is not None:
+                busy(took)
 
     def stop(self) -> None:
         for w in self.workers:

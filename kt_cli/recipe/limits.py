@@ -19,6 +19,7 @@ RECIPE_BYTES_MAX = 1 << 20  # a recipe is a page of TOML; 1 MiB is far past any 
 NAME_CHARS_MAX = 128  # output.name and knob names: they become file and study names
 STRING_CHARS_MAX = 256  # a string knob value
 WORKERS_MAX = 64  # --workers: processes on one host
+SPILL_BYTES_MAX = 1 << 20  # per thread: far past any register file (a GPU thread has at most a few KB)
 
 
 def integer(value, where: str, low: int, high: int, fix: str) -> int:
@@ -49,6 +50,12 @@ def seconds(value, where: str, what: str = "seconds one candidate may take") -> 
     if not (math.isfinite(value) and 0 < value <= TIMEOUT_MAX_S):
         raise BadInput(f"{where}: must be a positive, finite number of seconds, not {shown(value)}; {fix}")
     return float(value)
+
+
+def spill_bytes(value, where: str) -> int:
+    """A cap on the bytes a candidate may spill per thread (0: no spill at all)."""
+    return integer(value, where, 0, SPILL_BYTES_MAX, "give the bytes a thread may spill before a candidate is "
+                                                     "refused as `spills`, e.g. 256 (0: no spill at all)")
 
 
 def count(items, where: str, most: int, what: str, fix: str) -> None:

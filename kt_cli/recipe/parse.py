@@ -42,6 +42,10 @@ class Search:
     sampler: str = "tpe"
     seed: int = 0
     timeout: float = 120.0
+    compile_timeout: float | None = None  # None: set from the compile times seen (evaluate.early_exits)
+    # per thread; a candidate spilling more ends as `spills`. Tuned winners recorded in benchmarks/results
+    # spill up to 112 B (attention); pathological points (wide blocks on one or two warps) 600 B to KBs.
+    max_spill_bytes: int = 256
     space: dict = field(default_factory=dict)  # raw tables; kt_cli.recipe.space parses them per target
     constraints: tuple[str, ...] = ()
 
@@ -68,7 +72,7 @@ class Recipe:
 _SECTIONS = {
     "kernel": None,  # open: the generator validates its own keys
     "problem": {"dtype", "shapes", "verify_shapes", "tolerance"},
-    "search": {"trials", "sampler", "seed", "timeout", "space", "constraints"},
+    "search": {"trials", "sampler", "seed", "timeout", "compile_timeout", "max_spill_bytes", "space", "constraints"},
     "targets": {"names"},
     "output": {"dir", "name"},
 }
@@ -193,6 +197,9 @@ def _search(r: _Reader) -> Search:
         raise r.fail("search.sampler", f"unknown sampler {shown(sampler)}; must be one of: {', '.join(SAMPLERS)}")
     timeout = limits.seconds(r.get("search.timeout", (int, float), 120.0), f"{r.path}: search.timeout")
     seed = limits.seed(r.get("search.seed", (int,), 0), f"{r.path}: search.seed")
+    compile_timeout = _compile_timeout(r, timeout)
+    max_spill = limits.spill_bytes(r.get("search.max_spill_bytes", (int,), Search.max_spill_bytes),
+                                   f"{r.path}: search.max_spill_bytes")
     constraints = r.get("search.constraints", (list,), [])
     limits.count(constraints, f"{r.path}: search.constraints", 64, "constraints", "merge or drop some")
     for i, c in enumerate(constraints):
@@ -203,7 +210,19 @@ def _search(r: _Reader) -> Search:
     if "space" in r.data.get("search", {}) and not space:
         raise r.fail("search.space", "an empty table; list the knobs to search (e.g. BLOCK = [256, 512]), or "
                                      "remove [search.space] to search the kernel's own space")
-    return Search(trials, sampler, seed, timeout, space, tuple(constraints))
+    return Search(trials, sampler, seed, timeout, compile_timeout, max_spill, space, tuple(constraints))
+
+
+def _compile_timeout(r: _Reader, timeout: float) -> float | None:
+    """search.compile_timeout: seconds, at most the per-candidate search.timeout."""
+    value = r.get("search.compile_timeout", (int, float), None)
+    if value is None:
+        return None
+    value = limits.seconds(value, f"{r.path}: search.compile_timeout", "seconds one candidate's compile may take")
+    if value > timeout:
+        raise r.fail("search.compile_timeout", f"{value:g} s is more than search.timeout ({timeout:g} s), which "
+                                               "bounds the whole candidate; lower it or raise search.timeout")
+    return value
 
 
 def _output_name(r: _Reader, data: dict) -> str:

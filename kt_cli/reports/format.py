@@ -10,6 +10,18 @@ def seconds(value: float | None, mode: str = "measured") -> str:
     return f"~{text} (est)" if mode == "estimated" else text
 
 
+def duration(value: float) -> str:
+    """Seconds for a person: `0.4 s`, `42 s`, `3m 05s`, `2h 10m`."""
+    if value < 10:
+        return f"{value:.1f} s"
+    if value < 60:
+        return f"{value:.0f} s"
+    minutes = int(value + 0.5) // 60
+    if minutes < 60:
+        return f"{minutes}m {int(value + 0.5) % 60:02d}s"
+    return f"{minutes // 60}h {minutes % 60:02d}m"
+
+
 def fraction(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
@@ -30,6 +42,15 @@ def info(details: dict) -> str:
             value = f"{value:.2f}".rstrip("0").rstrip(".")
         parts.append(f"{key}={value}")
     return " ".join(parts) or "-"
+
+
+def outcomes(kinds: dict) -> str:
+    """Candidates per failure kind, in kt's order of kinds: `ok 20, slow_compile 2, spills 1, wrong 1`."""
+    from kt_cli.types import FAILURE_KINDS
+
+    order = {kind: i for i, kind in enumerate(FAILURE_KINDS)}
+    ranked = sorted(kinds.items(), key=lambda kv: (kv[0] != "ok", order.get(kv[0], len(order)), kv[0]))
+    return ", ".join(f"{k} {n}" for k, n in ranked if n)
 
 
 def timing_flags(stats: dict) -> str:

@@ -17,6 +17,7 @@ from kt_cli.search.ledger import Budget, Ledger
 from kt_cli.search.objective import POLL_S, CandidateFailed, Objective
 from kt_cli.search.sampler import make_sampler
 from kt_cli.search.recovery import fail_dead_trials
+from kt_cli.search.storage import trial_result
 from kt_cli.types import TrialResult
 
 ATTEMPTS_PER_UNIT = 50  # asks per unit of budget before a driver gives up on a space it cannot fill
@@ -35,6 +36,7 @@ class StudyRun:
     sampler: str
     seed: int
     on_result: Callable[[TrialResult], None] = lambda r: None
+    on_open: Callable[[int, list], None] = lambda limit, earlier: None  # (budget, results of earlier runs)
     worker: dict = field(default_factory=dict)  # host, pid, device: kept in every result evaluated here
     found_complete: bool = False  # the budget was already spent when this process opened the study
     known_good: tuple = ()  # points a new study evaluates first (the kernel's SEEDS)
@@ -51,8 +53,11 @@ class StudyRun:
                                     load_if_exists=True)
         budget = Budget(self.budget, valid_points)
         study.set_user_attr("budget", budget.limit)
+        study.set_user_attr("budget_trials", budget.trials)  # the --trials it was set for (scale.storage_progress)
         fail_dead_trials(study, self.storage)  # a killed run's trials, before counting what is done
-        self.found_complete = budget.spent(Ledger.read(study))
+        ledger = Ledger.read(study)
+        self.found_complete = budget.spent(ledger)
+        self.on_open(budget.limit, [trial_result(t) for t in ledger.evaluated.values()])
         if not study.get_trials(deepcopy=False):
             self._enqueue_known_good(study)
         objective = Objective(study, self.storage, self.problem, budget, self.seed, self.on_result, self.worker)

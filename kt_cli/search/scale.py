@@ -107,8 +107,8 @@ def run_workers(count: int, run, job: dict, progress=None):
                 elif not proc.is_alive():  # it may have answered between the two checks
                     outcomes[i] = conn.recv() if conn.poll() else (
                         "died", f"worker {i} (pid {proc.pid}) exited with code {proc.exitcode}")
-            if progress and len(outcomes) < len(workers):
-                progress()
+            if progress:
+                progress()  # once more when all have ended: the last candidates' lines
             time.sleep(POLL_S if len(outcomes) < len(workers) else 0)
     finally:
         for proc, _ in workers:
@@ -129,26 +129,38 @@ def run_workers(count: int, run, job: dict, progress=None):
 
 def storage_progress(storage_url: str, studies: list, budget: int, progress):
     """A poll that shows the workers' progress, read from the storage: `studies` holds
-    (plan, shape, study name); `progress` is tune's callback (tally, plan, shape, budget)."""
+    (plan, shape, study name); `progress` is tune's callback (tally, study key). What a study held at
+    the first poll, before the workers had evaluated anything, counts as earlier runs' trials."""
     import optuna
 
     from kt_cli.search.storage import evaluated, open_storage, trial_result
+    from kt_cli.search.tally import study_key
+
     storage = open_storage(storage_url)
+    tally, earlier, shown = Tally(), {}, {}  # shown: study key -> candidates evaluated at its last line
 
     def poll() -> None:
         for plan, shape, name in studies:
+            key = study_key(plan.spec.name, shape)
             try:
                 study = optuna.load_study(study_name=name, storage=storage)
             except KeyError:
-                return
-            done = evaluated(study)
-            if len(done) < study.user_attrs.get("budget", budget):
-                tally = Tally()
-                for trial in done:
-                    tally.add(trial_result(trial))
-                if done:
-                    progress(tally, plan, shape, budget)
-                return
+                study = None
+            trials = evaluated(study) if study is not None else []
+            # the budget a study records is this run's once the workers opened it with the same --trials
+            attrs = study.user_attrs if study is not None else {}
+            limit = attrs["budget"] if attrs.get("budget_trials") == budget and "budget" in attrs else budget
+            before = earlier.setdefault(key, {t.number for t in trials})
+            record = tally.opened(key, limit, plan.mode, [trial_result(t) for t in trials if t.number in before])
+            for trial in trials:
+                if trial.number not in before:
+                    record.add(trial_result(trial))
+        # every study that moved since the last poll (one may have finished in between), then the current one
+        current = next((key for key, record in tally.studies.items() if record.left), None)
+        moved = [key for key, record in tally.studies.items() if record.evaluated and shown.get(key) != record.evaluated]
+        for key in moved + ([current] if current is not None and current not in moved else []):
+            shown[key] = tally.studies[key].evaluated
+            progress(tally, key)
 
     return poll
 

@@ -57,6 +57,17 @@ def trial_result(trial) -> TrialResult | None:
     return TrialResult.from_json(json.loads(data)) if data else None
 
 
+def earlier_results(storage, study_name: str) -> list[TrialResult]:
+    """The results a study already holds; none for a study not created yet."""
+    import optuna
+
+    try:
+        study = optuna.load_study(study_name=study_name, storage=storage)
+    except KeyError:
+        return []
+    return [trial_result(t) for t in evaluated(study)]
+
+
 def evaluated(study) -> list:
     """Trials that ran a candidate (not pruned as invalid, not answered as a duplicate)."""
     import optuna

@@ -13,12 +13,13 @@ from kt_cli.generate import kernel_source
 from kt_cli.recipe.parse import Recipe
 from kt_cli.recipe.space import SearchSpace, check_feasible, constraint_env
 from kt_cli.search.driver import StudyRun
+from kt_cli.search.ledger import Budget
 from kt_cli.search.plan import (TargetPlan, build_space, check_kernel_knobs, make_storage_dir, plan_targets,
                                 space_key, study_name)
 from kt_cli.search.sampler import check_sampler_fits
 from kt_cli.search.scale import sampler_seed, whoami
-from kt_cli.search.storage import open_storage
-from kt_cli.search.tally import Tally
+from kt_cli.search.storage import earlier_results, open_storage
+from kt_cli.search.tally import Tally, study_key
 from kt_cli.types import TrialResult
 
 
@@ -42,6 +43,11 @@ class ProblemPlan:
 
     def invalid_result(self, params: dict, why: str) -> TrialResult:
         return TrialResult("invalid", params, self.target.spec.name, self.shape, self.target.mode, message=why)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The study's key in a Tally."""
+        return study_key(self.target.spec.name, self.shape)
 
     def study_name(self, source_hash: str) -> str:
         return study_name(self.recipe, self.target, self.shape, source_hash)
@@ -105,12 +111,15 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         store = open_storage(storage_url)
         source_hash = source.sha256()
         studies = []
+        for problem in problems:  # for the ETA: every study's budget and what earlier runs did of it
+            tally.expect(problem.key, Budget(recipe.search.trials, problem.valid_points).limit, problem.target.mode,
+                         earlier_results(store, problem.study_name(source_hash)))
         for problem in problems:
             run = StudyRun(problem.study_name(source_hash), store, problem, budget=recipe.search.trials,
                            sampler=recipe.search.sampler,
                            seed=sampler_seed(recipe.search.seed) if shared else recipe.search.seed,
-                           on_result=_reporter(tally, problem, progress), worker=whoami(problem.target),
-                           known_good=tuple(module_info.get("seeds", ())))
+                           on_result=_reporter(tally, problem, progress), on_open=_opener(tally, problem, progress),
+                           worker=whoami(problem.target), known_good=tuple(module_info.get("seeds", ())))
             studies.append((problem.target, problem.shape, run.run(problem.valid_points, evaluator.in_flight)))
             tally.found_complete = tally.found_complete and run.found_complete
     finally:
@@ -126,5 +135,14 @@ def _reporter(tally: Tally, problem: ProblemPlan, progress):
         tally.add(result)
         plugins.load_plugins().hook.kt_trial_finished(result=result)
         if progress:
-            progress(tally, problem.target, problem.shape, problem.recipe.search.trials)
+            progress(tally, problem.key)
     return on_result
+
+
+def _opener(tally: Tally, problem: ProblemPlan, progress):
+    """What happens when a study is opened: its earlier runs' trials counted, reported as progress."""
+    def on_open(budget: int, earlier: list) -> None:
+        tally.opened(problem.key, budget, problem.target.mode, earlier)
+        if progress:
+            progress(tally, problem.key)
+    return on_open

@@ -48,7 +48,8 @@ class Round:
         first = self.problems[0] if self.problems else {}
         return {"round": self.round, "role": self.role, "calls": self.calls, "file": self.file,
                 "source_sha256": self.source_sha256,
-                "compiled": self.failure_kind not in ("malformed", "request_error", "invalid", "compile_error", ""),
+                "compiled": self.failure_kind not in ("malformed", "request_error", "invalid", "compile_error",
+                                                      "slow_compile", ""),
                 "correct": self.correct, "failure_kind": self.failure_kind, "message": self.message,
                 "speedup": first.get("speedup"), "fraction_of_peak": first.get("fraction_of_peak"),
                 "speed_is_estimate": estimated, "problems": self.problems}

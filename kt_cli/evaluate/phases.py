@@ -1,0 +1,26 @@
+"""How long one candidate spent in each phase of its evaluation: compile, verify, time."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+PHASES = ("compile", "verify", "time")
+
+
+class PhaseClock:
+    """Wall seconds per phase of one candidate, kept when the phase ends in a failure too."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    def add(self, phase: str, seconds: float) -> None:
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
+
+    @contextlib.contextmanager
+    def phase(self, name: str):
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(name, time.perf_counter() - started)

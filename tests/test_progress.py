@@ -1,0 +1,84 @@
+"""What `kt tune` tells a user while it runs and when it ends: per study n/budget, the best so far
+(earlier runs included), an ETA, a `resuming` line; a summary of what became of the candidates and of
+the time spent in each phase."""
+
+import re
+
+from kt_cli.search.tally import Tally, study_key
+from kt_cli.types import TrialResult
+from tests.helpers import dsl_recipe, kt
+
+KEY = ("nvidia:sm_90", "N=4096")
+
+
+def _result(kind: str, value: float | None = None, **phases) -> TrialResult:
+    return TrialResult(kind, {"BLOCK": 256}, KEY[0], {"N": 4096}, "measured", value=value, phase_seconds=phases)
+
+
+def _progress(result) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("[")]
+
+
+def test_a_study_counts_earlier_runs_and_the_eta_follows_the_pace():
+    tally = Tally()
+    tally.expect(KEY, 10, "measured", [_result("ok", 2e-3), _result("wrong"), _result("invalid")])
+    study = tally.opened(KEY, 10, "measured", [_result("ok", 2e-3), _result("wrong"), _result("invalid")])
+    assert (study.earlier, study.evaluated, study.best, study.left) == (2, 2, 2e-3, 8)
+    assert tally.eta_seconds() is None  # nothing evaluated by this run yet
+    tally.started -= 4.0  # as if the two candidates below took 4 s
+    tally.add(_result("ok", 1e-3, compile=1.0, verify=0.5, time=2.0))
+    tally.add(_result("slow_compile", compile=10.0))
+    assert study.evaluated == 4 and study.best == 1e-3 and study.kinds == {"ok": 2, "wrong": 1, "invalid": 1,
+                                                                          "slow_compile": 1}
+    assert 11.9 < tally.eta_seconds() < 13  # 2 s a candidate, 6 left
+    assert tally.done == 2 and tally.kinds == {"ok": 1, "slow_compile": 1}  # this run only
+
+
+def test_the_summary_says_what_became_of_the_candidates_and_where_the_time_went():
+    tally = Tally(wall_seconds=60.0, device_busy_seconds=30.0)
+    tally.expect(KEY, 6, "measured")
+    for result in (_result("ok", 1e-3, compile=1.0, verify=0.5, time=2.0), _result("ok", 2e-3, compile=1.0),
+                   _result("invalid"), _result("spills", compile=0.5), _result("slow_compile", compile=20.0),
+                   _result("wrong", compile=1.0, verify=0.25)):
+        tally.add(result)
+    other = Tally(wall_seconds=50.0)  # a second worker process of the same run
+    other.add(_result("spills", compile=1.0))
+    tally.merge(other)
+    lines = tally.summary()
+    assert lines[0] == ("this run: 6 candidates in 1m 00s (6.0/min): 2 timed fully, 1 pruned, "
+                        "4 failed (slow_compile 1, spills 2, wrong 1)")
+    assert lines[1] == ("time in each phase, summed over candidates: compile 24 s, verify 0.8 s, time 2.0 s; "
+                        "device busy 50% of the run")
+    assert study_key(_result("ok")) == KEY
+
+
+def test_a_run_shows_n_of_budget_and_a_resumed_one_says_how_far_it_had_come(write, tmp_path):
+    recipe = dsl_recipe(write, trials=2)
+    first = kt("tune", recipe, "--out", tmp_path / "art")
+    assert first.exit_code == 0, first.output
+    lines = _progress(first)
+    assert lines[0] == "[nvidia:sm_90 N=4096] 0/2 | nothing yet | best - | eta -"
+    assert re.fullmatch(r"\[nvidia:sm_90 N=4096\] 1/2 \| ok 1 \| best ~[\d.]+ us \(est\) \| eta [\d.]+ s|"
+                        r".* eta \d+m \d\ds", lines[1]), lines[1]
+    assert lines[-1].startswith("[nvidia:sm_90 N=4096] 2/2 | ok 2 | best ~") and lines[-1].endswith("| done")
+    assert "this run: 2 candidates in" in first.stdout and "2 verified and estimated, 0 pruned, 0 failed" in first.stdout
+    assert re.search(r"time in each phase, summed over candidates: compile [\d.]+ s, verify [\d.]+ s", first.stdout)
+    best = re.search(r"best (~[\d.]+ us)", lines[-1]).group(1)
+
+    again = kt("tune", recipe, "--out", tmp_path / "art", "--trials", "3")
+    assert again.exit_code == 0, again.output
+    lines = _progress(again)
+    assert lines[0] == f"[nvidia:sm_90 N=4096] resuming: 2 of 3 done, best {best} (est)"
+    assert lines[-1].startswith("[nvidia:sm_90 N=4096] 3/3 | ok 3 | best ~")
+    assert "this run: 1 candidate in" in again.stdout
+
+    done = kt("tune", recipe, "--out", tmp_path / "art", "--trials", "3")
+    assert _progress(done) == [f"[nvidia:sm_90 N=4096] resuming: 3 of 3 done, best {lines[-1].split('best ')[1].split(' |')[0]}"]
+    assert "this run: no new trials: budget already spent" in done.stdout
+
+
+def test_a_measured_run_reports_candidates_timed_fully_and_the_time_phase(fake_device, write, tmp_path):
+    result = kt("tune", dsl_recipe(write, trials=2), "--target", "fake:cpu", "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    assert "2 timed fully, 0 pruned, 0 failed" in result.stdout
+    assert re.search(r"compile [\d.]+ s, verify [\d.]+ s, time [\d.]+ s; device busy \d+% of the run", result.stdout)
