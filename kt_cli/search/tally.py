@@ -45,6 +45,7 @@ class Tally:
 
     done: int = 0
     kinds: dict = field(default_factory=dict)
+    raced_out: int = 0  # ok candidates whose timing stopped early: they could not be the best
     studies: dict = field(default_factory=dict)  # study_key -> StudyProgress
     phase_seconds: dict = field(default_factory=dict)  # compile, verify, time: summed over candidates
     found_complete: bool = True  # every study's budget was spent before this run began
@@ -74,6 +75,7 @@ class Tally:
             self.done += 1
         if not result.ok:
             self.last_failure = f"{result.failure_kind}: {result.message}"
+        self.raced_out += bool(result.ok and result.stats.get("raced_out"))
         for phase, seconds in result.phase_seconds.items():
             self.phase_seconds[phase] = self.phase_seconds.get(phase, 0.0) + seconds
         key = study_key(result)
@@ -99,8 +101,10 @@ class Tally:
         ok = self.kinds.get("ok", 0)
         estimated = any(s.mode == "estimated" for s in self.studies.values())
         failed = {k: n for k, n in self.kinds.items() if k not in ("ok", "invalid")}
-        parts = [f"{ok} {'verified and estimated' if estimated else 'timed fully'}",
-                 f"{self.kinds.get('invalid', 0)} pruned"]
+        parts = [f"{ok - self.raced_out} {'verified and estimated' if estimated else 'timed fully'}"]
+        if self.raced_out:
+            parts.append(f"{self.raced_out} raced out (stopped once surely slower than the best)")
+        parts.append(f"{self.kinds.get('invalid', 0)} pruned")
         parts.append(f"{sum(failed.values())} failed ({outcomes(failed)})" if failed else "0 failed")
         lines = [f"this run: {self.done} candidate{'' if self.done == 1 else 's'} in {duration(self.wall_seconds)} "
                  f"({rate:.1f}/min): "
@@ -116,6 +120,7 @@ class Tally:
     def merge(self, other: "Tally") -> None:
         """Add another process's tally of the same run (kt tune --workers)."""
         self.done += other.done
+        self.raced_out += other.raced_out
         for kind, n in other.kinds.items():
             self.kinds[kind] = self.kinds.get(kind, 0) + n
         for phase, seconds in other.phase_seconds.items():
