@@ -24,6 +24,13 @@ def resolve_recipe(argument: str) -> Path:
     """The recipe file `argument` names: a path (anything with a separator or a .toml suffix, or an
     existing file), else a shipped recipe's name."""
     path = Path(argument)
+    try:
+        directory = path.is_dir()
+    except OSError:  # a name too long, say: load_recipe says what is wrong with it
+        directory = False
+    if directory:
+        raise BadInput(f"RECIPE {argument}: a directory, not a recipe; give a recipe .toml file or a library "
+                       "kernel's name (kt kernels lists them)")
     if path.suffix == ".toml" or len(path.parts) > 1 or path.exists():
         return path
     library = library_recipes()
