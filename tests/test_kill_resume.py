@@ -60,7 +60,7 @@ SCENARIOS = {
     "artifact-writing": ["artifact-writing"],
 }
 # The same on a PostgreSQL study (shared storage): the moments where the study's own records matter.
-POSTGRES_SCENARIOS = {name: SCENARIOS[name] for name in ("in-ask", "in-sampler", "verifying", "result-recorded")}
+POSTGRES_SCENARIOS = {name: SCENARIOS[name] for name in ("in-ask", "verifying")}
 
 
 def _name(case) -> str:
