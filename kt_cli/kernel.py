@@ -165,11 +165,15 @@ class Kernel:
         launch, params = self.fn("launch"), self._launch_params(params, options)
         return lambda: launch(kernels, inputs, params)
 
+    @functools.cached_property
+    def jit_arguments(self) -> frozenset:
+        """Every argument name of the module's @triton.jit functions."""
+        return frozenset(name for fn in jit_functions(self.module).values() for name in fn.arg_names)
+
     def _launch_params(self, params: dict, options: dict) -> dict:
         """What the launch function gets: the kernel parameters, among them a launch option that is also
         an argument of a @triton.jit function (the tutorial softmax's own `num_stages`)."""
-        arguments = {name for fn in jit_functions(self.module).values() for name in fn.arg_names}
-        return {**params, **{k: v for k, v in options.items() if k in arguments}}
+        return {**params, **{k: v for k, v in options.items() if k in self.jit_arguments}}
 
     def baseline(self, inputs: dict):
         """The torch op a result is compared with for speed; defaults to the reference."""
@@ -418,9 +422,7 @@ def knobs_read(kernel: Kernel, shape: dict, dtype: str, params: dict) -> dict:
         kernel.fn("launch")(KernelSet(kernel.module, lambda fn: _Recorder(fn, [], {})), inputs, tracker)
     except Exception:
         completed = False
-    known = set(kernel.attr("SPACE", {}) or {})
-    for fn in jit_functions(kernel.module).values():
-        known.update(getattr(fn, "arg_names", ()))
+    known = set(kernel.attr("SPACE", {}) or {}) | kernel.jit_arguments
     return {"read": sorted(map(str, tracker.read)), "missing": tracker.missing, "completed": completed,
             "known": sorted(known)}
 

@@ -40,8 +40,14 @@ def dsl_recipe(write, kernel_text: str = SCALED_ADD, space: str | None = None, e
                shapes: str = "[{N = 4096}]", trials: int = 4, kernel_extra: str = "") -> Path:
     """A dsl recipe in tmp_path around `kernel_text`, static targets nvidia:sm_90."""
     write("kernel.py", kernel_text)
+    return write("recipe.toml", dsl_recipe_text(space, extra, shapes, trials, kernel_extra=kernel_extra))
+
+
+def dsl_recipe_text(space: str | None = None, extra: str = "", shapes: str = "[{N = 4096}]", trials: int = 4,
+                    timeout: int = 60, kernel_extra: str = "") -> str:
+    """The text of a dsl recipe around kernel.py (static target nvidia:sm_90); `extra` goes in [search]."""
     space = space or "BLOCK = [256, 512, 1024]\nnum_warps = [2, 4]"
-    return write("recipe.toml", f"""
+    return f"""
 [kernel]
 generator = "dsl"
 file = "kernel.py"
@@ -53,7 +59,7 @@ shapes = {shapes}
 
 [search]
 trials = {trials}
-timeout = 60
+timeout = {timeout}
 {extra}
 
 [search.space]
@@ -61,7 +67,7 @@ timeout = 60
 
 [targets]
 names = ["nvidia:sm_90"]
-""")
+"""
 
 
 def one_error_line(result) -> str:

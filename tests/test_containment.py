@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from tests.helpers import KT_COMMAND, SCALED_ADD, process_env
+from tests.helpers import KT_COMMAND, SCALED_ADD, dsl_recipe_text, process_env
 
 FLOOD_MB = 100
 HOSTILE = SCALED_ADD.replace('''def launch(k, inputs, params):
@@ -34,25 +34,7 @@ def launch(k, inputs, params):
         with open("planted.txt", "w") as f:  # a relative write: where does it land?
             f.write("mine")
 ''')
-RECIPE = """
-[kernel]
-generator = "dsl"
-file = "kernel.py"
-
-[problem]
-dtype = "float32"
-shapes = [{N = 4096}]
-
-[search]
-trials = 1
-timeout = 120
-
-[search.space]
-BLOCK = [256]
-
-[targets]
-names = ["nvidia:sm_90"]
-"""
+RECIPE = dsl_recipe_text(space="BLOCK = [256]", trials=1, timeout=120)
 
 
 @pytest.fixture(scope="module")

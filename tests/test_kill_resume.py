@@ -15,36 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.helpers import KT_COMMAND, SCALED_ADD, process_env, wait_until_gone
+from tests.helpers import KT_COMMAND, SCALED_ADD, dsl_recipe_text, process_env, wait_until_gone
 from tests.kill_points import KILLABLE_KT
 
 TRIALS = 3
 RUN_TIMEOUT = 300  # a rerun that takes longer hangs
 PARALLEL = 2
-RECIPE = """
-[kernel]
-generator = "dsl"
-file = "kernel.py"
-
-[problem]
-dtype = "float32"
-shapes = [{N = 4096}]
-
-[search]
-trials = 3
-timeout = 60
-seed = 0
-
-[search.space]
-BLOCK = [128, 256, 512, 1024]
-num_warps = [2, 4]
-
-[targets]
-names = ["nvidia:sm_90"]
-
-[output]
-name = "{name}"
-"""
+RECIPE = dsl_recipe_text(space="BLOCK = [128, 256, 512, 1024]\nnum_warps = [2, 4]", trials=TRIALS,
+                         extra="seed = 0") + '\n[output]\nname = "{name}"\n'
 POSTGRES_URL = os.environ.get("KT_TEST_POSTGRES_URL")
 # Each scenario: the kill points of successive runs (None: a run that is not killed), then a clean run.
 SCENARIOS = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from kt_cli.kernel import Kernel, KernelModuleError, jit_functions, record_launches, signature_of
+from kt_cli.kernel import Kernel, KernelModuleError, record_launches, signature_of
 from kt_cli.types import Resources
 from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch, check_pristine, every_watched_name
@@ -81,7 +81,7 @@ def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dic
         "output_bytes": [output_bytes(kernel, s, dtype) for s in shapes],
         "peak_dtype": (kernel.attr("PEAK_DTYPE", {}) or {}).get(dtype, dtype),
         "seeds": [dict(seed) for seed in kernel.attr("SEEDS", []) or []],
-        "kernel_arguments": sorted({name for fn in jit_functions(kernel.module).values() for name in fn.arg_names}),
+        "kernel_arguments": sorted(kernel.jit_arguments),
     }
 
 

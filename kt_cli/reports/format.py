@@ -57,10 +57,9 @@ def timing_flags(stats: dict) -> str:
     """What a user must know before trusting a measured time: the interval missed its target, or the
     device slowed itself down while it was measured."""
     flags = []
-    if stats.get("raced_out") and stats.get("median"):
-        flags.append(f"±{(stats['ci_high'] - stats['ci_low']) / 2 / stats['median']:.1%}, raced out")
-    elif stats.get("precise") is False and stats.get("median"):
-        flags.append(f"±{(stats['ci_high'] - stats['ci_low']) / 2 / stats['median']:.1%}, imprecise")
+    short = "raced out" if stats.get("raced_out") else "imprecise" if stats.get("precise") is False else ""
+    if short and stats.get("median"):
+        flags.append(f"±{(stats['ci_high'] - stats['ci_low']) / 2 / stats['median']:.1%}, {short}")
     if stats.get("throttled"):
         flags.append("throttled")
     return f" ({'; '.join(flags)})" if flags else ""
