@@ -12,9 +12,12 @@ cost model against this file; tests/test_costmodel_rank.py does so in CI.
 from __future__ import annotations
 
 import argparse
+import ast
 import glob
 import json
+import subprocess
 import sys
+import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -23,13 +26,38 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 TARGETS = {"sm_90": "nvidia:sm_90", "sm_100": "nvidia:sm_100", "sm_80": "nvidia:sm_80"}
 
 
+def compiled_code(text: str) -> str:
+    """What decides the compiled kernel in a library module's text: its @triton.jit functions and its
+    launch function (constants, seeds and docstrings may change without changing a measurement)."""
+    tree = ast.parse(text)
+    keep = [n for n in tree.body if isinstance(n, ast.FunctionDef)
+            and (n.name == "launch" or any("jit" in ast.unparse(d) for d in n.decorator_list))]
+    helpers = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("_")]
+    return "\n".join(ast.unparse(n) for n in keep + helpers)
+
+
+def same_code_as_today(recipe: str, date: str) -> bool:
+    """Whether the kernel the run measured compiles from the same code as today's source: the module as
+    committed at the run's date, compared by compiled_code. A run of code later changed is stale data."""
+    kernel = tomllib.loads((ROOT / "recipes" / f"{recipe}.toml").read_text())["kernel"]["name"]
+    relative = f"plugins/kt_templates/kernels/{kernel}.py"
+    commit = subprocess.run(["git", "rev-list", "-1", f"--before={date}", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    then = subprocess.run(["git", "show", f"{commit}:{relative}"], cwd=ROOT, capture_output=True, text=True)
+    return then.returncode == 0 and compiled_code(then.stdout) == compiled_code((ROOT / relative).read_text())
+
+
 def measured_trials() -> list[dict]:
-    """Every ok measured trial of the stored runs, one record per (device, recipe, dtype, problem, params)."""
-    seen, out = set(), []
+    """Every ok measured trial of the stored runs of today's kernel code, one record per (device,
+    recipe, dtype, problem, params)."""
+    seen, out, stale = set(), [], {}
     for path in sorted(glob.glob(str(ROOT / "benchmarks" / "results" / "bench_*.json"))):
         data = json.loads(Path(path).read_text())
         env = data["environment"]
         for kernel in data.get("kernels", []):
+            if not same_code_as_today(kernel["recipe"], env["date"]):
+                stale[f"{Path(path).name}:{kernel['recipe']}"] = len(kernel.get("trials", []))
+                continue
             for t in kernel.get("trials", []):
                 if t.get("kind") != "ok" or not t.get("value"):
                     continue
@@ -37,9 +65,11 @@ def measured_trials() -> list[dict]:
                                  sort_keys=True)
                 if key not in seen:
                     seen.add(key)
-                    out.append({"run": Path(path).name, "device": env["device"], "target": env["target"],
+                    out.append({"run": Path(path).name, "date": env["date"], "device": env["device"], "target": env["target"],
                                 "recipe": kernel["recipe"], "dtype": kernel.get("dtype"), "shape": t["shape"],
                                 "params": t["params"], "measured_s": t["value"]})
+    if stale:
+        print(f"left out, measured on kernel code changed since: {stale}", file=sys.stderr)
     return out
 
 
@@ -62,8 +92,8 @@ def features(record: dict) -> dict:
         return {**record, "skipped": f"{exc.kind}: {exc.message[:200]}"}
     except Exception as exc:  # a point today's source no longer takes
         return {**record, "skipped": f"{type(exc).__name__}: {str(exc)[:200]}"}
-    return {**record, "kernel": source.name, "features": {k: out[k] for k in ("resources", "programs", "launches", "instructions")},
-            "estimate": out["estimate"]}
+    return {**record, "kernel": source.name,
+            "features": {k: out[k] for k in ("resources", "programs", "launches", "instructions", "work")}}
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ kernel re-measured in N fresh worker processes.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -55,12 +56,14 @@ def ceilings() -> dict:
         return worker.call("ceilings", {"target_name": device.target, "index": device.index}, 600)
 
 
-def tune_recipe(name: str, trials: int, out: Path, profile: int = 0) -> dict:
+def tune_recipe(name: str, trials: int, out: Path, profile: int = 0, sampler: str | None = None) -> dict:
     from kt_cli.recipe.parse import load_recipe
     from kt_cli.search.plan import default_storage
     from kt_cli.tune import tune
 
     recipe = load_recipe(ROOT / "recipes" / f"{name}.toml")
+    if sampler:  # the cost model's datasets want points spread over the space, not the search's path
+        recipe = dataclasses.replace(recipe, search=dataclasses.replace(recipe.search, sampler=sampler))
     started, wall_start = time.perf_counter(), datetime.datetime.now()
     path, _, tally = tune(recipe, trials=trials, out_dir=out, profile=profile)
     manifest = json.loads((path / "manifest.json").read_text())
@@ -152,20 +155,35 @@ def main() -> None:
     parser.add_argument("--compile-anchor", action="store_true", help="also time torch.compile of each op")
     parser.add_argument("--autotune", action="store_true", help="time Triton's autotune for matmul recipes")
     parser.add_argument("--profile", type=int, default=0, help="Nsight Compute counters of the best K per problem")
+    parser.add_argument("--sampler", help="override the recipes' search.sampler (random: a ranking dataset)")
+    parser.add_argument("--no-race", action="store_true",
+                        help="time every candidate fully (a ranking dataset wants precise times of slow configs too)")
+    parser.add_argument("--no-prune", action="store_true",
+                        help="send every candidate to the device (a ranking dataset must not depend on the model)")
+    parser.add_argument("--no-anchors", action="store_true", help="skip the anchors (a dataset run)")
     parser.add_argument("--json", required=True)
     parser.add_argument("--out", default="/tmp/kt-bench")
     args = parser.parse_args()
     import anchors
 
+    if args.no_race:
+        from kt_cli.evaluate import evaluator
+
+        evaluator.RACE_MARGIN = None
+    if args.no_prune:
+        from kt_cli.evaluate import evaluator
+
+        evaluator.PRUNE_RATIO = 0
     report = {"environment": environment(), "command": " ".join(["python benchmarks/run.py", *sys.argv[1:]]),
               "ceilings": ceilings(), "kernels": []}
     Path(args.json).write_text(json.dumps(report, indent=1))
     for name in args.kernels.split(","):
         print(f"== {name}", flush=True)
         try:
-            entry = tune_recipe(name, args.trials, Path(args.out), args.profile)
-            entry["anchors"] = anchors.for_recipe(name, entry, compile_anchor=args.compile_anchor,
-                                                  autotune=args.autotune)
+            entry = tune_recipe(name, args.trials, Path(args.out), args.profile, args.sampler)
+            if not args.no_anchors:
+                entry["anchors"] = anchors.for_recipe(name, entry, compile_anchor=args.compile_anchor,
+                                                      autotune=args.autotune)
             if args.stability:
                 def progress(rows, entry=entry):
                     entry["stability"] = rows

@@ -137,7 +137,9 @@ def vendor_names() -> list[str]:
 
 def targets() -> dict:
     """Every TargetSpec the vendors offer, by `vendor:arch` name."""
-    return {spec.name: spec for v in vendors().values() for spec in v.targets()}
+    from kt_cli.calibration import applied
+
+    return {spec.name: applied(spec) for v in vendors().values() for spec in v.targets()}
 
 
 def target(name: str, where: str = "--target") -> object:

@@ -8,7 +8,7 @@ from typing import Any
 
 # invalid: pruned (a constraint, a resource limit) and not counted against the budget; every other kind but
 # ok is a failed candidate that never wins.
-FAILURE_KINDS = ("invalid", "compile_error", "slow_compile", "spills", "crash", "timeout", "rejected", "interpreter", "wrong", "ok")
+FAILURE_KINDS = ("invalid", "pruned", "compile_error", "slow_compile", "spills", "crash", "timeout", "rejected", "interpreter", "wrong", "ok")
 
 
 @dataclass(frozen=True)

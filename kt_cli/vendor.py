@@ -111,8 +111,16 @@ class Vendor:
     def instruction_mix(self, compiled: Any, target: "TargetSpec") -> dict[str, int]:
         """Static counts of the compiled code's instructions by class, for the cost model: `mma`,
         `global_load`, `async_copy`, `tma`, `shared_load`, `shared_store`, `global_store`, `barrier`,
-        `special` (transcendental units) and `total`. Empty when the vendor cannot disassemble."""
+        `special` (transcendental units) and `total`; `mma_warpgroup`, the MMAs issued for a whole
+        warpgroup or CTA rather than per warp; `global_load_bytes`, the bytes per thread/lane the static
+        global loads ask for. Empty when the vendor cannot disassemble."""
         return {}
+
+    def model_prunes(self, target: "TargetSpec") -> bool:
+        """True when kt's cost model has been held against measurements on this target's devices
+        (benchmarks/rank.py), so measured tuning may skip candidates it estimates far slower than the
+        best so far. False (the default) times every candidate."""
+        return False
 
     def is_compile_error(self, exc: BaseException) -> bool:
         """True when `exc`, raised while a device worker launched a kernel, is this vendor's toolchain

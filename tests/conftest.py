@@ -3,6 +3,7 @@ checkout (worktrees included), installed or not."""
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ for path in (ROOT, ROOT / "plugins"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+# kt's per-user cache (calibrations...) of the person running the tests must not change what they see
+os.environ["KT_CACHE_DIR"] = tempfile.mkdtemp(prefix="kt-test-cache-")
 
 
 def _has_cuda() -> bool:

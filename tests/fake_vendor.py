@@ -10,7 +10,8 @@ Environment (read in every process, so workers see it too):
 - KT_FAKE_FLOPS_SCALE: multiplies the FLOP/s peaks (a tiny value puts honest kernels "above peak");
 - KT_FAKE_CLOCK_SCALE: multiplies every time the clock reads (0 gives zero times, a tiny value times
   below what writing the outputs at peak bandwidth takes);
-- KT_FAKE_THROTTLED=1: the device reports that it slowed down.
+- KT_FAKE_THROTTLED=1: the device reports that it slowed down;
+- KT_FAKE_PRUNE=1: measured tuning may prune with the cost model (Vendor.model_prunes).
 Its "binary" spills 4 bytes a thread for each value of a BLOCK constexpr past 64 a thread.
 """
 
@@ -89,6 +90,9 @@ class FakeVendor(Vendor):
         spills = max(0, compiled["block"] // (32 * warps) - 64) * 4
         return Resources(registers=32, shared_bytes=0, spill_bytes=spills, threads=warps * 32, programs_per_unit=4,
                          occupancy=min(1.0, 4 * warps / 64), limiter="fake")
+
+    def model_prunes(self, target) -> bool:
+        return os.environ.get("KT_FAKE_PRUNE") == "1"
 
     def detect_devices(self) -> list[Device]:
         pinned = os.environ.get("KT_FAKE_DEVICE")

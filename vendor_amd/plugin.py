@@ -82,14 +82,23 @@ GCN_CLASSES = (("v_mfma", "mma"), ("v_smfmac", "mma"), ("buffer_load", "global_l
 _GCN_OP = re.compile(r"^\s+([sv]_\w+|buffer_\w+|global_\w+|ds_\w+|flat_\w+)", re.M)
 
 
+_GCN_LOAD_WIDTH = (("dwordx4", 16), ("b128", 16), ("dwordx3", 12), ("b96", 12), ("dwordx2", 8), ("b64", 8),
+                   ("dword", 4), ("b32", 4), ("short", 2), ("b16", 2), ("byte", 1), ("b8", 1))
+
+
 def gcn_mix(asm: str) -> dict:
-    """Instruction classes counted in the AMDGCN assembly Triton produced (static counts)."""
+    """Instruction classes counted in the AMDGCN assembly Triton produced (static counts), and
+    `global_load_bytes`: the bytes per lane its static global/buffer loads ask for."""
     mix = {"total": 0}
     for m in _GCN_OP.finditer(asm):
+        op = m.group(1)
         mix["total"] += 1
-        kind = next((k for prefix, k in GCN_CLASSES if m.group(1).startswith(prefix)), None)
+        kind = next((k for prefix, k in GCN_CLASSES if op.startswith(prefix)), None)
         if kind:
             mix[kind] = mix.get(kind, 0) + 1
+        if kind == "global_load":
+            width = next((n for suffix, n in _GCN_LOAD_WIDTH if op.endswith(suffix)), 4)
+            mix["global_load_bytes"] = mix.get("global_load_bytes", 0) + width
     return mix if mix["total"] else {}
 
 

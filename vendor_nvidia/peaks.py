@@ -24,6 +24,30 @@ DEVICES = {
 # part for static mode: the peak table a target without a device is estimated against. fp8_e4m3 is 1
 # where the tensor cores take float8 e4m3 operands (Ada and later); `tma` is 1 where the Tensor Memory
 # Accelerator copies tiles between global and shared memory (Hopper and later).
+# The cost model's constants (kt_cli/evaluate/estimate.py), per arch; `kt devices --calibrate` measures
+# the latencies, L2 bandwidth and attainable fractions on a present GPU and lays them over these.
+# - mma_fraction_warp: the share of the tensor peak that warp-level mma.sync reaches. On Hopper it is
+#   about two thirds of what warpgroup wgmma reaches (Luo et al., "Benchmarking and Dissecting the
+#   Nvidia Hopper GPU Architecture", IPDPS 2024: mma.sync tops out well below the wgmma rate); on
+#   Ampere and Ada mma.sync is the tensor cores' native path (1.0). Blackwell's tcgen05 is issued
+#   for the CTA; its mma.sync share is not measured here (0.5, a guess, said in docs/costmodel.md).
+# - dram_latency_s / l2_latency_s: loaded latencies as Little's law sees them (bytes in flight per
+#   unit / rate per unit); defaults until calibrated: ~800 ns DRAM, ~300 ns L2 (Hopper microbenchmarks
+#   report ~480 and ~260 cycles unloaded at ~1.7 GHz; under load queues roughly double them).
+# - dram_attainable / math_attainable: the fraction of the datasheet's DRAM bandwidth a streaming
+#   copy and of the bf16 peak cuBLAS reach (copy ~90%; large GEMMs ~70-80% on H100 SXM at its
+#   sustained clock).
+MODEL = {
+    "sm_80": {"mma_fraction_warp": 1.0, "dram_latency_s": 800e-9, "l2_latency_s": 300e-9,
+              "dram_attainable": 0.9, "math_attainable": 0.8},
+    "sm_89": {"mma_fraction_warp": 1.0, "dram_latency_s": 800e-9, "l2_latency_s": 300e-9,
+              "dram_attainable": 0.9, "math_attainable": 0.8},
+    "sm_90": {"mma_fraction_warp": 0.65, "mma_fraction_warpgroup": 1.0, "dram_latency_s": 800e-9,
+              "l2_latency_s": 300e-9, "dram_attainable": 0.9, "math_attainable": 0.75},
+    "sm_100": {"mma_fraction_warp": 0.5, "mma_fraction_warpgroup": 1.0, "dram_latency_s": 800e-9,
+               "l2_latency_s": 300e-9, "dram_attainable": 0.9, "math_attainable": 0.75},
+}
+
 ARCHS = {
     "sm_80": {"part": "A100", "units": 108, "smem_bytes": 166912, "smem_per_unit": 167936, "regs_per_unit": 65536,
               "max_threads_per_unit": 2048, "max_programs_per_unit": 32, "l2_bytes": 40 * 2**20, "fp8_e4m3": 0, "tma": 0},

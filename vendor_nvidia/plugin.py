@@ -14,15 +14,18 @@ from kt_cli.types import Device, Resources, TargetSpec
 from kt_cli.vendor import Vendor
 from vendor_nvidia.runtime import TORCH_DEVICE_CONTROL
 from vendor_nvidia.occupancy import blocks_per_sm
-from vendor_nvidia.peaks import ARCHS, DEVICES
+from vendor_nvidia.peaks import ARCHS, DEVICES, MODEL
 
 VENDOR = "nvidia"
+# Targets whose cost model was held against measured tuning runs (benchmarks/results/rank_dataset.jsonl:
+# H100 and H200); measured tuning prunes with it there only.
+VALIDATED_ARCHS = ("sm_90",)
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _RES = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
 
 
 def target_spec(arch: str) -> TargetSpec:
-    props = dict(ARCHS[arch])
+    props = {**ARCHS[arch], **MODEL[arch]}
     part = props.pop("part")
     peaks = peaks_of(DEVICES[part])
     props.update(warp_size=32, max_warps_per_unit=props["max_threads_per_unit"] // 32,
@@ -61,7 +64,12 @@ SASS_CLASSES = {"HMMA": "mma", "HGMMA": "mma", "IMMA": "mma", "QGMMA": "mma", "I
                 "UBLKCP": "tma", "UTMASTG": "tma", "LDS": "shared_load", "LDSM": "shared_load",
                 "STS": "shared_store", "STG": "global_store", "BAR": "barrier", "SYNCS": "barrier",
                 "MUFU": "special"}
-_SASS_OP = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]+)")
+# MMAs issued by a warpgroup (sm_90 wgmma) or a single thread for the CTA (sm_100 tcgen05), not per warp
+WARPGROUP_MMA = {"HGMMA", "QGMMA", "IGMMA", "UTCHMMA", "UTCQMMA"}
+GLOBAL_LOADS = {"LDG", "LDGSTS"}
+_LOAD_WIDTH = re.compile(r"\.(128|64|U16|S16|U8|S8)\b")
+_WIDTH_BYTES = {"128": 16, "64": 8, "U16": 2, "S16": 2, "U8": 1, "S8": 1}
+_SASS_OP = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]+)((?:\.[A-Z0-9_]+)*)")
 
 
 def _cuobjdump(cubin: bytes, flag: str) -> str:
@@ -78,13 +86,21 @@ def _cuobjdump(cubin: bytes, flag: str) -> str:
 
 
 def sass_mix(cubin: bytes) -> dict:
-    """Instruction classes counted in the SASS `cuobjdump -sass` prints (static counts)."""
+    """Instruction classes counted in the SASS `cuobjdump -sass` prints (static counts), the MMAs
+    issued per warpgroup (`mma_warpgroup`), and `global_load_bytes`: the bytes per thread the static
+    global loads ask for (LDG/LDGSTS width modifiers; 4 bytes without one)."""
     mix = {"total": 0}
     for m in _SASS_OP.finditer(_cuobjdump(cubin, "-sass")):
         mix["total"] += 1
-        kind = SASS_CLASSES.get(m.group(1))
+        op, modifiers = m.group(1), m.group(2)
+        kind = SASS_CLASSES.get(op)
         if kind:
             mix[kind] = mix.get(kind, 0) + 1
+        if op in WARPGROUP_MMA:
+            mix["mma_warpgroup"] = mix.get("mma_warpgroup", 0) + 1
+        if op in GLOBAL_LOADS:
+            width = _LOAD_WIDTH.search(modifiers)
+            mix["global_load_bytes"] = mix.get("global_load_bytes", 0) + (_WIDTH_BYTES[width.group(1)] if width else 4)
     return mix if mix["total"] else {}
 
 
@@ -126,6 +142,9 @@ class NvidiaVendor(Vendor):
 
     def instruction_mix(self, compiled, target) -> dict:
         return sass_mix(compiled.asm["cubin"])
+
+    def model_prunes(self, target) -> bool:
+        return target.arch in VALIDATED_ARCHS
 
     def is_compile_error(self, exc: BaseException) -> bool:
         return "PTXAS" in str(exc).upper()  # ptxas refusing Triton's PTX surfaces as a RuntimeError

@@ -20,7 +20,9 @@ def target_row(name: str, peaks: dict) -> list:
 
 @click.command()
 @click.option("--measure", is_flag=True, help="Also measure copy bandwidth and a bf16 GEMM rate on each device.")
-def devices(measure):
+@click.option("--calibrate", is_flag=True,
+              help="Measure the cost model's constants on each device and keep them for its target.")
+def devices(measure, calibrate):
     """List the GPUs present, their peak tables, and the targets kt can compile for."""
     from tabulate import tabulate
 
@@ -28,11 +30,12 @@ def devices(measure):
     from kt_cli.reports.format import info
 
     found = plugins.devices()
-    if measure and not found:
-        from kt_cli.errors import EnvironmentProblem
+    for wanted, option in ((measure, "--measure"), (calibrate, "--calibrate")):
+        if wanted and not found:
+            from kt_cli.errors import EnvironmentProblem
 
-        raise EnvironmentProblem("--measure: no GPU present, and measuring needs one; without --measure kt devices "
-                                 "lists each target's datasheet peaks")
+            raise EnvironmentProblem(f"{option}: no GPU present, and measuring needs one; without {option} kt devices "
+                                     "lists each target's datasheet peaks")
     rows = [{"vendor": d.vendor, "index": d.index, "name": d.name, "target": d.target, **d.info,
              "peaks": plugins.vendor(d.vendor).device_peaks(d)} for d in found]
     if measure:
@@ -45,6 +48,8 @@ def devices(measure):
                     row["measured"] = worker.call("ceilings", {"target_name": row["target"], "index": row["index"]}, 600)
                 except WorkerFailure as exc:
                     row["measured"] = {"error": f"{exc.kind}: {exc.message}"}
+    if calibrate:
+        _calibrate(rows)
     targets = {name: spec.peaks for name, spec in sorted(plugins.targets().items())}
     if flag("json"):
         emit_json({"devices": rows, "targets": sorted(targets), "target_peaks": targets})
@@ -69,3 +74,26 @@ def devices(measure):
                         headers=["target", *(header for _, header, _ in DATASHEET)], disable_numparse=True,
                         colalign=("left",) + ("right",) * len(DATASHEET)))
 
+
+
+def _calibrate(rows: list[dict]) -> None:
+    """Measure each device's cost-model constants (kt_cli/evaluate/calibrate.py), keep them for its
+    target (kt_cli/calibration.py) and show them beside the vendor's table."""
+    from kt_cli import calibration
+    from kt_cli.evaluate.failure import WorkerFailure
+    from kt_cli.commands.output import note
+    from kt_cli.evaluate.pool import Worker
+
+    for row in rows:
+        with Worker() as worker:
+            try:
+                result = worker.call("calibrate", {"target_name": row["target"], "index": row["index"]}, 900)
+            except WorkerFailure as exc:
+                row["calibration"] = {"error": f"{exc.kind}: {exc.message}"}
+                note(f"{row['name']}: calibration failed: {exc.kind}: {exc.message}")
+                continue
+        row["calibration"] = result
+        where = calibration.save(result)
+        if not flag("json"):
+            shown = ", ".join(f"{k} {v:.3g}" for k, v in result["constants"].items())
+            click.echo(f"{row['name']} ({row['target']}): {shown}; kept in {where}")

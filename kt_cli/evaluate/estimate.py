@@ -1,11 +1,47 @@
-"""Static-mode ranking: a roofline of the target's peak table, scaled by occupancy and wave
-quantization over the target's SMs/CUs. Every number it returns is an estimate."""
+"""Static-mode ranking: the time of one call from what the compiled kernel is and the target's tables.
+
+The model follows the busiest unit (SM/CU). Programs are spread over the target's units; a unit holds
+`resident` of them at once (the vendor's occupancy rules) and works through `ceil(programs / units)`.
+Each program's share of the work is served by three resources, and the slowest one sets its pace:
+
+- DRAM: the problem's unique bytes, at the smaller of the unit's share of DRAM bandwidth and what its
+  bytes in flight sustain over the loaded DRAM latency (Little's law: rate = bytes in flight / latency);
+- L2: the bytes a program re-reads beyond the unique ones (tile re-reads, the kernel's `traffic`),
+  at the unit's share of L2 bandwidth or bytes in flight over the L2 latency;
+- math: the FLOPs at the unit's share of the dtype's peak, times the fraction of it the compiled
+  instructions reach (warpgroup MMA, warp MMA, no MMA at all: FMA on the CUDA cores/SIMDs), and only
+  when enough warps are resident to issue to every scheduler.
+
+Bytes in flight per program come from the binary: the bytes its static global loads ask for per
+thread times its threads, or, for a kernel that stages tiles through shared memory with asynchronous
+copies or TMA, its shared-memory footprint (the stages in flight). This is what separates the configs
+a plain roofline ties: more resident programs, wider loads, more rows or stages in flight all raise the
+rate until DRAM is saturated. Wave tails come from `ceil(programs / units)`; extra launches add a
+launch each. The constants are per target (vendor tables, overridable by `kt devices --calibrate`);
+docs/costmodel.md gives their sources and what has been validated. Every number here is an estimate.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 LAUNCH_OVERHEAD_S = 3e-6
+# Defaults where a target's table lacks a figure (a third-party vendor): a generic recent GPU.
+DEFAULTS = {"dram_latency_s": 800e-9, "l2_latency_s": 300e-9, "l2_bytes_per_s_per_dram": 3.0,
+            "mma_fraction_warpgroup": 1.0, "mma_fraction_warp": 1.0, "schedulers_per_unit": 4,
+            "dram_attainable": 0.9, "math_attainable": 0.75, "clock_hz": 1.5e9}
+# Terms overlap imperfectly: the time is their OVERLAP-norm (a large value: the slowest term alone).
+OVERLAP = 8.0
+
+
+@dataclass(frozen=True)
+class Work:
+    """What one call must do: FLOPs, the problem's unique bytes and the bytes the programs request."""
+
+    flops: float
+    unique_bytes: float
+    requested_bytes: float
 
 
 def wave_efficiency(programs: int, units: int, per_unit: int) -> float:
@@ -15,29 +51,90 @@ def wave_efficiency(programs: int, units: int, per_unit: int) -> float:
     return programs / (waves * slots)
 
 
-def estimate_seconds(flops: float, traffic_bytes: float, dtype: str, peaks: dict, properties: dict,
-                     resources, programs: int, launches: int = 1) -> dict:
-    """Estimated time of one call and the terms behind it.
+def bytes_in_flight(resources, mix: dict) -> float:
+    """Bytes one program has requested and not yet received, at most (see the module docstring)."""
+    threads = max(1, resources.threads)
+    loads = mix.get("global_load_bytes", 0) * threads
+    if mix.get("async_copy") or mix.get("tma"):
+        loads = max(loads, resources.shared_bytes)
+    return float(loads or 16 * threads)  # no mix read: one 16-byte load a thread
 
-    Memory: DRAM bandwidth reached only with enough resident warps/waves to hide latency
-    (`saturating_occupancy` of the target), and only on the units that have work.
-    Compute: the dtype's peak, scaled by the same wave efficiency and by occupancy.
-    """
-    units = int(properties.get("units", 1))
-    waves = wave_efficiency(programs, units, resources.programs_per_unit)
-    busy_units = min(1.0, programs / max(1, units))
-    latency_hiding = min(1.0, resources.occupancy / properties.get("saturating_occupancy", 0.25))
-    bandwidth = peaks.get("dram_bytes_per_s", 1e12) * latency_hiding * busy_units
-    spill_traffic = 2.0 * resources.spill_bytes * resources.threads * programs
-    memory_s = (traffic_bytes + spill_traffic) / max(bandwidth, 1.0)
-    flop_rate = peaks.get(dtype, peaks.get("float32", 1e13)) * waves * max(latency_hiding, 0.5)
-    compute_s = flops / max(flop_rate, 1.0)
-    total = max(memory_s, compute_s) + launches * LAUNCH_OVERHEAD_S
+
+def load_passes(work: Work, resources, programs: int, mix: dict) -> float:
+    """How many times a program runs through its static loads: the bytes it requests over the bytes its
+    load instructions ask for once (a loop over a long row runs its body many times). Kernels with MMAs
+    spend their loop on few instructions per byte (the MMA does the work): counted once."""
+    static = mix.get("global_load_bytes", 0) * max(1, resources.threads)
+    if not static or mix.get("mma"):
+        return 1.0
+    return max(1.0, work.requested_bytes / programs / static)
+
+
+def mma_fraction(mix: dict, properties: dict) -> float | None:
+    """Fraction of the dtype's tensor peak the compiled MMAs reach, None when there are none."""
+    if mix.get("mma_warpgroup"):
+        return _prop(properties, "mma_fraction_warpgroup")
+    if mix.get("mma"):
+        return _prop(properties, "mma_fraction_warp")
+    return None
+
+
+def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, resources, programs: int,
+                     launches: int = 1, mix: dict | None = None) -> dict:
+    """Estimated time of one call and the terms behind it (seconds, and what bounds it)."""
+    mix = mix or {}
+    units = max(1, int(properties.get("units", 1)))
+    programs = max(1, programs)
+    per_unit = math.ceil(programs / units)  # programs the busiest unit works through
+    active = min(programs, units)
+    resident = max(1, min(resources.programs_per_unit or 1, per_unit))
+    in_flight = resident * bytes_in_flight(resources, mix)
+    warps = max(1, resources.threads) / int(properties.get("warp_size", 32))  # of one program
+    schedulers = _prop(properties, "schedulers_per_unit")
+    clock = _prop(properties, "clock_hz")
+    # A program's own instructions, issued alone: the time it holds its loads' bytes out of flight
+    # (a row reduced between two loads), and the unit's issue time for all its programs.
+    instructions = mix.get("total", 0)
+    own = instructions * math.ceil(warps / schedulers) / clock
+    issue_s = per_unit * instructions * load_passes(work, resources, programs, mix) * warps / (schedulers * clock)
+
+    dram_bw = peaks.get("dram_bytes_per_s", 1e12) * _prop(properties, "dram_attainable")
+    l2_bw = properties.get("l2_bytes_per_s") or dram_bw * _prop(properties, "l2_bytes_per_s_per_dram")
+    dram_rate = min(dram_bw / active, in_flight / (_prop(properties, "dram_latency_s") + own))
+    l2_rate = min(l2_bw / active, in_flight / (_prop(properties, "l2_latency_s") + own))
+
+    fraction = mma_fraction(mix, properties)
+    if fraction is None:  # no tensor instructions: the vector units' rate
+        peak = peaks.get("float32", 1e13)
+    else:
+        peak = peaks.get(dtype, peaks.get("float32", 1e13)) * fraction
+    issue = min(1.0, resident * warps / schedulers)
+    math_rate = peak * _prop(properties, "math_attainable") / units * issue
+
+    spill = 2.0 * resources.spill_bytes * max(1, resources.threads) * programs
+    # Bytes read again (a second pass over a row, a tile re-read) hit L2 while what the resident
+    # programs hold fits in it; past that, the share that does not fit comes from DRAM again.
+    reread = max(0.0, work.requested_bytes - work.unique_bytes)
+    working_set = active * resident * work.unique_bytes / programs
+    l2_bytes = properties.get("l2_bytes") or 0
+    miss = max(0.0, 1.0 - l2_bytes / working_set) if working_set else 0.0
+    dram_s = per_unit * (work.unique_bytes + spill + miss * reread) / programs / dram_rate
+    l2_s = per_unit * max(work.requested_bytes, work.unique_bytes) / programs / l2_rate
+    math_s = per_unit * work.flops / programs / math_rate
+    terms = {"dram_s": dram_s, "l2_s": l2_s, "math_s": math_s, "issue_s": issue_s}
+    bound = max(terms, key=terms.get)
+    total = sum(t ** OVERLAP for t in terms.values()) ** (1 / OVERLAP) + launches * LAUNCH_OVERHEAD_S
     return {
         "seconds": total,
-        "memory_s": memory_s,
-        "compute_s": compute_s,
-        "wave_efficiency": waves,
-        "latency_hiding": latency_hiding,
-        "bound": "memory" if memory_s >= compute_s else "compute",
+        **terms,
+        "bound": bound[:-2],
+        "programs_per_unit": per_unit,
+        "resident": resident,
+        "bytes_in_flight_per_unit": in_flight,
+        "mma_fraction": fraction,
+        "wave_efficiency": programs / (per_unit * units),
     }
+
+
+def _prop(properties: dict, key: str) -> float:
+    return float(properties.get(key) or DEFAULTS[key])

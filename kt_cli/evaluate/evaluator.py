@@ -23,7 +23,12 @@ if TYPE_CHECKING:
     from kt_cli.recipe.parse import Recipe
     from kt_cli.search.plan import TargetPlan
 
-RACE_MARGIN = 0.03  # a candidate races on while its interval reaches within 3% of the best one's
+RACE_MARGIN = 0.03  # a candidate races on while its interval reaches within 3% of the best one's; None: no racing
+# Pruning: once PRUNE_AFTER candidates of a problem are timed, one the cost model estimates more than
+# PRUNE_RATIO times the estimate of the fastest one so far is not sent to the device (kind `pruned`).
+# The ratio is chosen on the stored measurements (benchmarks/rank.py --prune; docs/costmodel.md).
+PRUNE_RATIO = 2.0
+PRUNE_AFTER = 3
 
 
 class Evaluator:
@@ -45,6 +50,8 @@ class Evaluator:
         self.device_judges: dict[str, IsolatedVerifier] = {}  # vendor name -> the judge on its device
         self._verified: dict = {}
         self.fastest: dict = {}  # (target, shape key) -> upper end of the best fully timed interval so far
+        self.fastest_estimate: dict = {}  # (target, shape key) -> the cost model's estimate of that candidate
+        self.timed: dict = {}  # (target, shape key) -> candidates fully timed
         self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from inspect_module
         self.peak_dtype = recipe.problem.dtype  # which peak the kernel's FLOPs run at, from inspect_module
         self.kernel_arguments: frozenset = frozenset()  # every @triton.jit argument name, from inspect_module
@@ -137,8 +144,28 @@ class Evaluator:
                                               phase_seconds=dict(clock.seconds), **base, **out), plan)
         if result.failure_kind == "ok" and plan.mode == "measured" and not result.stats.get("raced_out"):
             key = (plan.spec.name, shape_key(shape))
-            self.fastest[key] = min(self.fastest.get(key, math.inf), result.stats["ci_high"])
+            self.timed[key] = self.timed.get(key, 0) + 1
+            if result.stats["ci_high"] < self.fastest.get(key, math.inf):
+                self.fastest[key] = result.stats["ci_high"]
+                self.fastest_estimate[key] = result.stats.get("estimate", {}).get("seconds")
         return result
+
+    @staticmethod
+    def _prunes(spec: TargetSpec) -> bool:
+        from kt_cli import plugins
+
+        return plugins.vendor(spec.vendor).model_prunes(spec)
+
+    def _predicted_far_slower(self, key: tuple, estimate: dict) -> str:
+        """Why the cost model says this candidate cannot win (see PRUNE_RATIO), or "" to time it."""
+        best = self.fastest_estimate.get(key)
+        if not PRUNE_RATIO or self.timed.get(key, 0) < PRUNE_AFTER or not best or not estimate.get("seconds"):
+            return ""
+        ratio = estimate["seconds"] / best
+        if ratio <= PRUNE_RATIO:
+            return ""
+        return (f"the cost model estimates {estimate['seconds']:.3g} s, {ratio:.1f}x its estimate of the fastest "
+                f"candidate so far (pruned above {PRUNE_RATIO:g}x)")
 
     def _with_rates(self, result: TrialResult, plan: TargetPlan) -> TrialResult:
         """Add FLOP/s, bytes/s and the fraction of peak. A measured time the hardware cannot reach
@@ -216,13 +243,18 @@ class Evaluator:
         # Cross-compiling first (in the CPU pool, ahead of the device) rejects over-limit candidates before
         # they reach the GPU and records their registers, shared memory and spills.
         compiled = self._compile(candidate, plan.spec, clock)
+        key = (plan.spec.name, shape_key(candidate.shape))
+        pruned = self._predicted_far_slower(key, compiled.get("estimate", {})) if self._prunes(plan.spec) else ""
+        if pruned:
+            exc = WorkerFailure("pruned", pruned)
+            exc.resources = compiled["resources"]
+            raise exc
         shapes = [candidate.shape] + list(self.verify_shapes[:1])  # the problem itself and a small odd shape
         # Racing: a candidate whose interval lies wholly above the best one's (plus RACE_MARGIN) stops
         # sampling early; only a candidate that can still win gets the full protocol.
-        key = (plan.spec.name, shape_key(candidate.shape))
 
         def race() -> float | None:  # read when its timing starts, after the candidates timed before it
-            return self.fastest[key] * (1 + RACE_MARGIN) if key in self.fastest else None
+            return self.fastest[key] * (1 + RACE_MARGIN) if key in self.fastest and RACE_MARGIN is not None else None
 
         try:
             verification, out = self.device_judge(plan.spec).verify_and_time(
@@ -235,6 +267,7 @@ class Evaluator:
         speedup = out["baseline"]["median"] / stats["median"] if stats["median"] > 0 else None
         return {"value": stats["median"], "resources": compiled["resources"],
                 "stats": {**stats, "baseline": out["baseline"], "timer": out["timer"], "speedup": speedup,
+                          "estimate": compiled.get("estimate", {}),
                           "throttled": throttled(stats.get("device_state", {}))},
                 "verification": verification}
 

@@ -3,8 +3,9 @@ own code (and, for the llm generator, model-written code), never in the CLI proc
 
 from __future__ import annotations
 
+
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from kt_cli.kernel import Kernel, KernelModuleError, record_launches, signature_of
 from kt_cli.types import Resources
@@ -22,7 +23,7 @@ _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen
 def dispatch(op: str, payload: dict):
     return {"inspect_module": inspect_module, "compile": compile_candidate, "knobs_read": read_knobs,
             "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
-            "time_held": time_held, "ceilings": ceilings, "recheck": recheck,
+            "time_held": time_held, "ceilings": ceilings, "calibrate": calibrate, "recheck": recheck,
             "interpreter_defects": interpreter_defects}[op](**payload)
 
 
@@ -133,15 +134,16 @@ def compile_candidate(source, candidate, target) -> dict:
             raise WorkerFailure("invalid", f"{launch.fn.__name__}: {problem}")
         if launch is main:
             worst = resources
-            if candidate.mode == "estimated":  # the cost model reads it; a measured run needs no disassembly
-                instructions = vendor.instruction_mix(compiled, target)
+            instructions = vendor.instruction_mix(compiled, target)  # the cost model reads it, in both modes
     result = {"resources": worst.to_json(), "programs": main.programs, "launches": len(launches),
               "instructions": instructions, "compile_seconds": time.perf_counter() - started}
-    if candidate.mode == "estimated":
-        flops = kernel.count("flops", candidate.shape, candidate.dtype)
-        traffic = kernel.traffic(candidate.shape, candidate.dtype, candidate.params)
-        result["estimate"] = costmodel.estimate_seconds(flops, traffic, candidate.dtype, target.peaks,
-                                                        target.properties, worst, main.programs, len(launches))
+    # static mode ranks by the estimate; measured mode prunes candidates it predicts far slower
+    work = costmodel.Work(kernel.count("flops", candidate.shape, candidate.dtype),
+                          kernel.count("bytes_moved", candidate.shape, candidate.dtype),
+                          kernel.traffic(candidate.shape, candidate.dtype, candidate.params))
+    result["work"] = asdict(work)
+    result["estimate"] = costmodel.estimate_seconds(work, candidate.dtype, target.peaks, target.properties,
+                                                    worst, main.programs, len(launches), instructions)
     return result
 
 
@@ -394,3 +396,14 @@ def ceilings(target_name: str, index: int, copy_bytes: int = 2 * 2**30, gemm_siz
     gemm = timer.measure(lambda: torch.matmul(a, b))
     return {"copy_bytes_per_s": 2 * copy_bytes / copy.median, "copy": copy.to_json(),
             "bf16_gemm_flops_per_s": 2 * gemm_size**3 / gemm.median, "gemm": gemm.to_json(), "timer": timer.name}
+
+
+def calibrate(target_name: str, index: int) -> dict:
+    """The cost model's constants measured on this device (kt_cli/evaluate/calibrate.py)."""
+    from kt_cli import plugins
+    from kt_cli.evaluate.calibrate import calibrate as measure
+
+    target = plugins.target(target_name)
+    vendor = plugins.vendor(target.vendor)
+    device, runtime = _present(vendor, target, index)
+    return measure(vendor, target, device, runtime, vendor.device_peaks(device))

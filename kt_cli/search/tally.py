@@ -100,11 +100,13 @@ class Tally:
         rate = self.done / self.wall_seconds * 60 if self.wall_seconds else 0.0
         ok = self.kinds.get("ok", 0)
         estimated = any(s.mode == "estimated" for s in self.studies.values())
-        failed = {k: n for k, n in self.kinds.items() if k not in ("ok", "invalid")}
+        failed = {k: n for k, n in self.kinds.items() if k not in ("ok", "invalid", "pruned")}
         parts = [f"{ok - self.raced_out} {'verified and estimated' if estimated else 'timed fully'}"]
         if self.raced_out:
             parts.append(f"{self.raced_out} raced out (stopped once surely slower than the best)")
-        parts.append(f"{self.kinds.get('invalid', 0)} pruned")
+        by_model = self.kinds.get("pruned", 0)
+        parts.append(f"{self.kinds.get('invalid', 0) + by_model} pruned"
+                     + (f" ({by_model} predicted far slower by the cost model, not sent to the device)" if by_model else ""))
         parts.append(f"{sum(failed.values())} failed ({outcomes(failed)})" if failed else "0 failed")
         lines = [f"this run: {self.done} candidate{'' if self.done == 1 else 's'} in {duration(self.wall_seconds)} "
                  f"({rate:.1f}/min): "

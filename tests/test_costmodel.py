@@ -1,0 +1,122 @@
+"""The static cost model: the features it reads from compiled code, what separates configs a roofline
+ties, and the calibration laid over a target's table. Its ranking quality on real measurements is
+tests/test_costmodel_rank.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kt_cli import calibration, plugins
+from kt_cli.evaluate.estimate import Work, bytes_in_flight, estimate_seconds
+from kt_cli.types import Resources
+from tests.helpers import SCALED_ADD, dsl_recipe, kt
+from tests.test_library_mem import compile_for
+
+H100 = plugins.target("nvidia:sm_90")
+STREAM = Work(flops=0.0, unique_bytes=2 * 2**30, requested_bytes=2 * 2**30)
+
+
+def resources(threads=128, per_unit=8, shared=0):
+    return Resources(registers=32, shared_bytes=shared, threads=threads, programs_per_unit=per_unit,
+                     occupancy=per_unit * threads / 2048)
+
+
+def seconds(work=STREAM, res=None, programs=132 * 64, mix=None, dtype="bfloat16"):
+    return estimate_seconds(work, dtype, H100.peaks, H100.properties, res or resources(), programs, 1,
+                            mix or {"global_load_bytes": 16})["seconds"]
+
+
+def test_a_memory_bound_kernel_speeds_up_with_bytes_in_flight_until_dram_is_saturated():
+    # 16 bytes a thread, two programs a unit: latency-bound; four times as many bytes a thread, or four
+    # times as many programs a unit, moves the same bytes more than twice as fast
+    two = resources(per_unit=2)
+    narrow = seconds(res=two, mix={"global_load_bytes": 16})
+    assert seconds(res=two, mix={"global_load_bytes": 64}) < narrow / 2
+    assert seconds(res=resources(per_unit=8), mix={"global_load_bytes": 16}) < narrow / 2
+    # far past what DRAM needs, more in flight changes nothing: the roofline's DRAM time
+    saturated = [seconds(mix={"global_load_bytes": b}) for b in (1024, 4096)]
+    assert saturated[0] == pytest.approx(saturated[1])
+    assert saturated[0] == pytest.approx(STREAM.unique_bytes / (H100.peaks["dram_bytes_per_s"]
+                                                                 * H100.properties.get("dram_attainable", 0.9)),
+                                         rel=0.05)
+
+
+def test_a_wave_tail_costs_a_whole_program_time():
+    one_wave = seconds(programs=132, res=resources(per_unit=1), mix={"global_load_bytes": 4096})
+    tail = seconds(programs=133, res=resources(per_unit=1), mix={"global_load_bytes": 4096})
+    assert tail > 1.8 * one_wave
+
+
+def test_warpgroup_mma_beats_warp_mma_and_both_beat_the_vector_units():
+    gemm = Work(flops=2 * 8192**3, unique_bytes=3 * 8192**2 * 2, requested_bytes=3 * 8192**2 * 2)
+    res = resources(threads=256, per_unit=1, shared=160 * 1024)
+    times = {kind: seconds(gemm, res, programs=4096, mix={"async_copy": 8, **mix})
+             for kind, mix in (("warpgroup", {"mma": 4, "mma_warpgroup": 4}), ("warp", {"mma": 64}), ("none", {}))}
+    assert times["warpgroup"] < times["warp"] < times["none"]
+
+
+def test_compiled_kernels_report_their_loads_and_mma_kind():
+    shape, dtype = {"M": 32768, "N": 4096}, "bfloat16"
+    row = {"BLOCK_N": 4096, "num_warps": 4, "num_stages": 1, "ROWS": 1, "ROW_STAGES": 1}
+    out = compile_for("softmax", "nvidia:sm_90", shape, dtype, row)
+    # a 4096-wide bf16 row in one block: 8 KiB in flight a program, 16-byte loads on 128 threads
+    assert bytes_in_flight(Resources(**out["resources"]), out["instructions"]) == 4096 * 2
+    square = {"M": 4096, "N": 4096, "K": 4096}
+    tile = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 0,
+            "num_stages": 3, "num_warps": 8}
+    hopper = compile_for("matmul", "nvidia:sm_90", square, dtype, tile)["instructions"]
+    ampere = compile_for("matmul", "nvidia:sm_80", square, dtype, tile)["instructions"]
+    cdna3 = compile_for("matmul", "amd:gfx942", square, dtype, tile)["instructions"]
+    assert hopper["mma_warpgroup"] > 0 and hopper["global_load_bytes"] > 0
+    assert ampere["mma"] > 0 and "mma_warpgroup" not in ampere
+    assert cdna3["mma"] > 0 and cdna3["global_load_bytes"] > 0 and "mma_warpgroup" not in cdna3
+
+
+def test_a_calibration_is_laid_over_its_target_and_a_broken_one_is_ignored(tmp_path, monkeypatch):
+    monkeypatch.setenv("KT_CACHE_DIR", str(tmp_path))
+    calibration.save({"target": "nvidia:sm_90", "device": "NVIDIA H100 80GB HBM3",
+                      "constants": {"dram_latency_s": 2e-6, "l2_bytes_per_s": 9e12}})
+    spec = plugins.target("nvidia:sm_90")
+    assert spec.properties["dram_latency_s"] == 2e-6 and spec.properties["l2_bytes_per_s"] == 9e12
+    slower = estimate_seconds(STREAM, "bfloat16", spec.peaks, spec.properties, resources(), 132 * 64, 1,
+                              {"global_load_bytes": 16})["seconds"]
+    assert slower > seconds()
+    calibration.path_for("nvidia:sm_90").write_text("{not json")
+    assert plugins.target("nvidia:sm_90").properties == H100.properties
+
+
+def test_calibrate_without_a_gpu_is_one_line_and_exit_2(tmp_path, monkeypatch):
+    monkeypatch.setenv("KT_CACHE_DIR", str(tmp_path))
+    result = kt("devices", "--calibrate")
+    assert result.exit_code == 2
+    assert "--calibrate: no GPU present" in result.output and len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "calibration").exists()
+
+
+SEEDED_ADD = SCALED_ADD + '\nSEEDS = [{"BLOCK": b, "num_warps": 1} for b in (64, 128, 256)]\n'
+
+
+@pytest.mark.parametrize("prune", ["1", "0"])
+def test_measured_tuning_prunes_a_candidate_the_model_estimates_far_slower(prune, fake_device, write, tmp_path,
+                                                                            monkeypatch):
+    # One program of 4096 elements on a 4-unit device holds far fewer bytes in flight than 64 programs:
+    # estimated >2x slower than the best of the three seeds, it is not sent to the device.
+    monkeypatch.setenv("KT_FAKE_PRUNE", prune)
+    recipe = dsl_recipe(write, SEEDED_ADD, space="BLOCK = [64, 128, 256, 4096]\nnum_warps = [1]", trials=4,
+                        extra='sampler = "grid"\nmax_spill_bytes = 100000')
+    result = kt("tune", recipe, "--target", "fake:cpu", "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    kinds = {t["params"]["BLOCK"]: t["failure_kind"] for t in _trials(tmp_path / "art")}
+    assert set(kinds) == {64, 128, 256, 4096}
+    if prune == "1":
+        assert kinds[4096] == "pruned" and all(kinds[b] == "ok" for b in (64, 128, 256))
+        assert "1 pruned (1 predicted far slower by the cost model, not sent to the device)" in result.stdout
+    else:
+        assert set(kinds.values()) == {"ok"}
+
+
+def _trials(artifact_dir) -> list[dict]:
+    (path,) = [p for p in artifact_dir.rglob("trials.jsonl")]
+    return [json.loads(line) for line in path.read_text().splitlines()]

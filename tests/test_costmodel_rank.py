@@ -1,0 +1,46 @@
+"""The cost model's ranking quality, held against stored measurements (benchmarks/rank.py on
+benchmarks/results/rank_dataset.jsonl: every measured trial of kt's H100/H200 runs with the static
+features of the same point). A change to the model that ranks worse than today fails here.
+
+FLOORS are what the model reaches today, a little below; TARGETS (benchmarks/rank.py) are what it is
+meant to reach, and docs/costmodel.md says which are not met yet."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import rank  # noqa: E402
+
+FLOORS = {"rho_median": None, "rho_worst": None, "winner_within_10pct": None, "top8_recall": None,
+          "error_median": None, "ties": None}
+
+
+@pytest.fixture(scope="module")
+def quality():
+    records = rank.load(rank.DATASETS)
+    assert len(records) >= 800, "the stored dataset lost points"
+    return rank.quality(records)
+
+
+def test_the_model_ranks_the_stored_measurements_at_least_as_well_as_today(quality):
+    per, summary = quality
+    assert summary["problems"] >= 30
+    lower_is_better = {"error_median", "ties"}
+    worse = {k: (summary[k], floor) for k, floor in FLOORS.items()
+             if (summary[k] > floor if k in lower_is_better else summary[k] < floor)}
+    assert not worse, f"ranks worse than the floors (now, floor): {worse}"
+
+
+def test_problems_far_apart_in_size_are_estimated_in_order():
+    # the estimate must scale with the problem: matmul 8192^3 is ~8x the work of 4096^3
+    records = [r for r in rank.load(rank.DATASETS) if r["recipe"] == "matmul" and "H100" in r["device"]]
+    by_k = {}
+    for r in records:
+        by_k.setdefault(r["shape"]["K"], []).append(rank.estimate(r)["seconds"])
+    small, mid, large = (min(by_k[k]) for k in (1000, 4096, 8192))
+    assert small < mid < large and 4 < large / mid < 16
