@@ -16,20 +16,23 @@ from tests.conftest import ROOT
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import rank  # noqa: E402
 
-FLOORS = {"rho_median": None, "rho_worst": None, "winner_within_10pct": None, "top8_recall": None,
-          "error_median": None, "ties": None}
+FLOORS = {"rho_median": 0.5, "rho_worst": -0.05, "winner_within_10pct": 0.66, "top8_recall": 0.8,
+          "error_median": 0.27, "ties": 290}
+# The model this replaced (a roofline x occupancy x waves), on the same data: rho median 0.11 (H200) and
+# 0.31 (H100), winner within 10% on 36% and 8% of problems, top-8 recall 0.86 and 0.69, error 30% and
+# 59%, 598 and 1230 ties.
 
 
 @pytest.fixture(scope="module")
 def quality():
     records = rank.load(rank.DATASETS)
-    assert len(records) >= 800, "the stored dataset lost points"
+    assert len(records) >= 480, "the stored dataset lost points"
     return rank.quality(records)
 
 
 def test_the_model_ranks_the_stored_measurements_at_least_as_well_as_today(quality):
     per, summary = quality
-    assert summary["problems"] >= 30
+    assert summary["problems"] >= 25
     lower_is_better = {"error_median", "ties"}
     worse = {k: (summary[k], floor) for k, floor in FLOORS.items()
              if (summary[k] > floor if k in lower_is_better else summary[k] < floor)}

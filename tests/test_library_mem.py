@@ -97,7 +97,7 @@ def test_kernel_cross_compiles_at_its_recipe_shape(name, dtype, shape, target):
     assert out["resources"]["spill_bytes"] == 0
     assert out["resources"]["programs_per_unit"] >= 1
     assert out["estimate"]["seconds"] > 0
-    assert out["estimate"]["bound"] == "memory"
+    assert out["estimate"]["bound"] in ("dram", "l2")  # memory-bound kernels
 
 
 def test_layernorm_that_takes_statistics_from_the_first_block_only_is_rejected(tmp_path):
