@@ -1,0 +1,128 @@
+"""Finalizing a static artifact on a present device: each estimated result's shortlist (the cost
+model's best configs) verified and timed by kt's measured path (IsolatedVerifier.verify_and_time,
+the calls measured tuning makes), and the fastest verified config written back as a measured result.
+`kt finalize` and the first call of `kt_cli.load` both come here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kt_cli import plugins
+from kt_cli.artifact import store
+from kt_cli.errors import BadInput, EnvironmentProblem, JobFailed
+from kt_cli.types import Device
+
+TIMEOUT_S = 120.0  # seconds one config may take, as a recipe's default search.timeout
+SEED = 0  # the inputs measured tuning verifies and times on (a recipe's default search.seed)
+
+
+def finalizable(manifest: dict, target: str) -> list[dict]:
+    """The estimated results of `target` with a config."""
+    return [e for e in manifest["results"]
+            if e["mode"] == "estimated" and e["target"] == target and e.get("params") is not None]
+
+
+def device_for(manifest: dict, index: int | None = None) -> Device:
+    """The present device (of index `index`, when given) whose target has estimated results in the
+    artifact; EnvironmentProblem naming the targets when there is none."""
+    wanted = {e["target"] for e in manifest["results"] if e["mode"] == "estimated" and e.get("params") is not None}
+    present = plugins.devices()
+    found = [d for d in present if d.target in wanted and (index is None or d.index == index)]
+    if not found:
+        here = ", ".join(f"#{d.index} {d.name} ({d.target})" for d in present) or "none"
+        which = f"device {index} of " if index is not None else "a device of "
+        raise EnvironmentProblem(f"{manifest['_path']}: no {which}{' or '.join(sorted(wanted))} here (devices "
+                                 f"present: {here}); run kt finalize on a GPU of that target")
+    return found[0]
+
+
+def finalize_artifact(path, index: int | None = None, timeout: float = TIMEOUT_S) -> list[dict]:
+    """Finalize every estimated result of the present device's target and rewrite the artifact at
+    `path` atomically; returns the finalized entries ([] when nothing is estimated). Nothing is
+    written unless every one of them found a verified config (JobFailed otherwise)."""
+    from kt_cli.evaluate.isolated import device_workers
+
+    manifest = store.read(path)
+    if not any(e["mode"] == "estimated" and e.get("params") is not None for e in manifest["results"]):
+        return []
+    device = device_for(manifest, index)
+    entries = finalizable(manifest, device.target)
+    for e in entries:
+        if not e.get("shortlist"):
+            raise BadInput(f"{path}: results[{e['target']} {e['shape_key']}]: no shortlist (tuned by an older kt); "
+                           "re-run kt tune without a GPU of that target to write one")
+    workers = device_workers(plugins.target(device.target, "artifact target"), timeout, device)
+    try:
+        done = {id(e): time_shortlist(manifest, e, device, workers) for e in entries}
+    finally:
+        for process in workers:
+            process.stop()
+    manifest["results"] = [done.get(id(e), e) for e in manifest["results"]]
+    store.rewrite_manifest(Path(path), manifest)
+    return list(done.values())
+
+
+def finalize_entry(manifest: dict, entry: dict, device: Device, timeout: float = TIMEOUT_S) -> dict:
+    """One estimated result finalized on `device` in workers of its own (the first call of kt_cli.load)."""
+    from kt_cli.evaluate.isolated import device_workers
+
+    workers = device_workers(plugins.target(device.target, "artifact target"), timeout, device)
+    try:
+        return time_shortlist(manifest, entry, device, workers)
+    finally:
+        for process in workers:
+            process.stop()
+
+
+def time_shortlist(manifest: dict, entry: dict, device: Device, workers: tuple) -> dict:
+    """`entry` as measured on `device`: every shortlisted config verified and timed (on the problem and
+    the first small verification shape, as measured tuning does), the fastest verified one its config.
+    Each shortlisted config keeps its measured median, or why it failed. JobFailed when none passed."""
+    from kt_cli.evaluate.failure import WorkerFailure
+    from kt_cli.evaluate.phases import PhaseClock
+    from kt_cli.types import Candidate
+
+    worker, judge = workers
+    source = store.kernel_source(manifest)
+    verification = entry.get("verification") or {}
+    small = [s for s in verification.get("shapes", []) if s != entry["shape"]][:1]
+    tried, timed = [], {}
+    for point in entry["shortlist"]:
+        candidate = Candidate(source.path, point["params"], entry["target"], entry["shape"], manifest["dtype"],
+                              "measured", tuple(small), device.index)
+        row = {"params": point["params"], "estimated_seconds": point["seconds"]}
+        try:
+            checked, out = judge.verify_and_time(worker, source, candidate, [entry["shape"], *small], SEED,
+                                                 PhaseClock(), verification.get("tolerance"))
+        except WorkerFailure as exc:
+            tried.append({**row, "failure": exc.kind, "message": exc.message[:500]})
+            continue
+        if not out["stats"]["median"] > 0:
+            tried.append({**row, "failure": "wrong", "message": "timed at zero: a measurement error"})
+            continue
+        tried.append({**row, "measured_seconds": out["stats"]["median"]})
+        timed[len(tried) - 1] = (checked, out)
+    if not timed:
+        why = "; ".join(f"{t['failure']}: {t['message'][:120]}" for t in tried)
+        raise JobFailed(f"{manifest['_path']}: {entry['target']} {entry['shape_key']}: no shortlisted config passed "
+                        f"verification on {device.name} ({why})")
+    best = min(timed, key=lambda i: tried[i]["measured_seconds"])
+    return measured_entry(entry, device, tried, tried[best]["params"], *timed[best])
+
+
+def measured_entry(entry: dict, device: Device, tried: list, params: dict, verification: dict, out: dict) -> dict:
+    """The manifest entry of a finalized result: measured on `device` with `params`."""
+    from kt_cli.evaluate.evaluator import throttled
+
+    stats, median = out["stats"], out["stats"]["median"]
+    # the rates of the estimate, at the measured time (the same FLOPs and bytes, the target's peaks)
+    scale = entry["seconds"] / median if entry.get("seconds") else 0.0
+    rates = {k: v * scale for k, v in (entry.get("stats") or {}).items()
+             if k in ("flops_per_s", "bytes_per_s", "fraction_of_peak") and v is not None}
+    return {**entry, "mode": "measured", "params": params, "seconds": median,
+            "device": {"name": device.name, "index": device.index, **device.info},
+            "peaks": plugins.vendor(device.vendor).device_peaks(device) or entry.get("peaks"),
+            "stats": {**stats, **rates, "baseline": out["baseline"], "timer": out["timer"],
+                      "speedup": out["baseline"]["median"] / median, "throttled": throttled(stats.get("device_state", {}))},
+            "verification": verification, "shortlist": tried,
+            "finalized": {"estimated_params": entry["params"], "estimated_seconds": entry.get("seconds")}}
