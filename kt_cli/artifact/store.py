@@ -192,13 +192,15 @@ def remove_dead_writes(out_dir: Path, name: str) -> None:
 
 
 def read(path: str | Path) -> dict:
-    """The manifest of an artifact, after checking its schema and the source's sha256."""
+    """The manifest of an artifact, after checking its schema and the source's sha256; `_path` and
+    `_sha256` (of manifest.json) are added."""
     path = Path(path)
     manifest_path = path / MANIFEST
     if not manifest_path.is_file():
         raise BadInput(f"{path}: not a kt artifact (no {MANIFEST}); give a NAME.kt directory written by kt tune")
     try:
-        manifest = json.loads(manifest_path.read_bytes().decode("utf-8"))
+        raw = manifest_path.read_bytes()
+        manifest = json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadInput(f"{manifest_path}: not valid JSON ({exc}); re-run kt tune") from None
     except OSError as exc:
@@ -226,6 +228,7 @@ def read(path: str | Path) -> dict:
         raise BadInput(f"{source}: sha256 does not match kernel.source_sha256 in the manifest: the artifact was "
                        "modified; re-run kt tune")
     manifest["_path"] = str(path)
+    manifest["_sha256"] = hashlib.sha256(raw).hexdigest()  # the artifact's content: the manifest names the source's
     return manifest
 
 
