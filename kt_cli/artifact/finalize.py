@@ -30,7 +30,7 @@ def device_for(manifest: dict, index: int | None = None) -> Device:
     found = [d for d in present if d.target in wanted and (index is None or d.index == index)]
     if not found:
         here = ", ".join(f"#{d.index} {d.name} ({d.target})" for d in present) or "none"
-        which = f"device {index} of " if index is not None else "a device of "
+        which = f"device {index} of " if index is not None else "device of "
         raise EnvironmentProblem(f"{manifest['_path']}: no {which}{' or '.join(sorted(wanted))} here (devices "
                                  f"present: {here}); run kt finalize on a GPU of that target")
     return found[0]
