@@ -166,7 +166,7 @@ class Evaluator:
                                        "measurement error, not a win", stats)
         return dataclasses.replace(result, stats=stats)
 
-    def _compile(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock) -> dict:
+    def compile(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock) -> dict:
         """Cross-compile in the CPU pool under the compile deadline; a candidate that spills more than
         the recipe allows ends here as `spills`, its resources recorded."""
         deadline = self.compile_deadline.seconds()
@@ -185,7 +185,7 @@ class Evaluator:
         return compiled
 
     def _estimate(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock) -> dict:
-        compiled = self._compile(candidate, spec, clock)
+        compiled = self.compile(candidate, spec, clock)
         from kt_cli.evaluate.requests import split_params
 
         kernel_params, options = split_params(candidate.params, spec.launch_options)
@@ -215,7 +215,7 @@ class Evaluator:
     def _time_on_device(self, candidate: Candidate, plan: TargetPlan, clock: PhaseClock) -> dict:
         # Cross-compiling first (in the CPU pool, ahead of the device) rejects over-limit candidates before
         # they reach the GPU and records their registers, shared memory and spills.
-        compiled = self._compile(candidate, plan.spec, clock)
+        compiled = self.compile(candidate, plan.spec, clock)
         shapes = [candidate.shape] + list(self.verify_shapes[:1])  # the problem itself and a small odd shape
         # Racing: a candidate whose interval lies wholly above the best one's (plus RACE_MARGIN) stops
         # sampling early; only a candidate that can still win gets the full protocol.
