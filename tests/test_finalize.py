@@ -3,13 +3,11 @@ CPU device (tests/fake_vendor.py). The static artifact is tuned once, for target
 device present, by kt's own static path; each test works on a copy of it."""
 
 import json
-import os
 import shutil
 import signal
 import subprocess
 import sys
 import textwrap
-import time
 import warnings
 
 import pytest
@@ -99,16 +97,37 @@ def test_a_failed_finalize_leaves_the_artifact_unchanged(static_artifact, tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["recipe.kt"]  # no temporary folder left
 
 
-def test_a_killed_finalize_leaves_the_artifact_unchanged(static_artifact, tmp_path):
+KILLED_AT_RENAME = """
+import os, signal, sys, types
+import kt_cli.artifact.store as store
+from kt_cli.cli import main
+renames = []
+def replace(a, b):
+    renames.append(b)
+    if len(renames) == {n}:
+        os.kill(os.getpid(), signal.SIGKILL)
+    os.replace(a, b)
+store.os = types.ModuleType("os")
+store.os.__dict__.update(vars(os), replace=replace)
+sys.argv = ["kt", "finalize", {path!r}]
+main()
+"""
+
+
+@pytest.mark.parametrize("rename", [1, 2])
+def test_a_finalize_killed_while_writing_leaves_the_artifact_as_it_was(static_artifact, tmp_path, rename):
+    """Killed before the first rename (the new artifact complete beside the old one) or between the two
+    (the old one moved aside): what kt does first (remove_dead_writes) leaves the old one, byte for byte."""
+    from kt_cli.artifact.store import remove_dead_writes
+
     path = _copy(static_artifact, tmp_path)
     before = (path / "manifest.json").read_bytes()
-    proc = subprocess.Popen([sys.executable, "-c", "from kt_cli.cli import main; main()", "finalize", str(path)],
-                            env=process_env(KT_PLUGINS="tests.fake_vendor"), start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(6)  # workers started, timing under way
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    killed = subprocess.run([sys.executable, "-c", KILLED_AT_RENAME.format(n=rename, path=str(path))],
+                            env=process_env(KT_PLUGINS="tests.fake_vendor"), capture_output=True, timeout=600)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    remove_dead_writes(tmp_path, "recipe")
     assert (path / "manifest.json").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["recipe.kt"]
 
 
 def test_finalize_without_a_device_of_the_target_is_one_line(static_artifact, tmp_path, fake_device, monkeypatch):

@@ -42,6 +42,9 @@ def finalize_artifact(path, index: int | None = None, timeout: float = TIMEOUT_S
     written unless every one of them found a verified config (JobFailed otherwise)."""
     from kt_cli.evaluate.isolated import device_workers
 
+    path = Path(path)
+    if path.name.endswith(".kt"):  # a rewrite killed last time is undone first (its artifact put back)
+        store.remove_dead_writes(path.parent, path.name[:-len(".kt")])
     manifest = store.read(path)
     if not any(e["mode"] == "estimated" and e.get("params") is not None for e in manifest["results"]):
         return []
@@ -58,7 +61,7 @@ def finalize_artifact(path, index: int | None = None, timeout: float = TIMEOUT_S
         for process in workers:
             process.stop()
     manifest["results"] = [done.get(id(e), e) for e in manifest["results"]]
-    store.rewrite_manifest(Path(path), manifest)
+    store.rewrite_manifest(path, manifest)
     return list(done.values())
 
 

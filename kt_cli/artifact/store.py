@@ -161,8 +161,6 @@ def rewrite_manifest(path: Path, manifest: dict) -> None:
     """Replace the manifest of the artifact at `path` (a manifest read() returned, changed), its other
     files kept, atomically as write() does."""
     path = Path(path)
-    if path.name.endswith(".kt"):
-        remove_dead_writes(path.parent, path.name[:-len(".kt")])
     kept = {k: v for k, v in manifest.items() if not k.startswith("_")}  # what read() added
 
     def fill(tmp: Path) -> None:
