@@ -16,16 +16,16 @@ TIMEOUT_S = 120.0  # seconds one config may take, as a recipe's default search.t
 SEED = 0  # the inputs measured tuning verifies and times on (a recipe's default search.seed)
 
 
-def finalizable(manifest: dict, target: str) -> list[dict]:
-    """The estimated results of `target` with a config."""
-    return [e for e in manifest["results"]
-            if e["mode"] == "estimated" and e["target"] == target and e.get("params") is not None]
+def finalizable(manifest: dict, target: str | None = None) -> list[dict]:
+    """The estimated results with a config (of `target`, when given)."""
+    return [e for e in manifest["results"] if e["mode"] == "estimated" and e.get("params") is not None
+            and target in (None, e["target"])]
 
 
 def device_for(manifest: dict, index: int | None = None) -> Device:
     """The present device (of index `index`, when given) whose target has estimated results in the
     artifact; EnvironmentProblem naming the targets when there is none."""
-    wanted = {e["target"] for e in manifest["results"] if e["mode"] == "estimated" and e.get("params") is not None}
+    wanted = {e["target"] for e in finalizable(manifest)}
     present = plugins.devices()
     found = [d for d in present if d.target in wanted and (index is None or d.index == index)]
     if not found:
@@ -40,13 +40,11 @@ def finalize_artifact(path, index: int | None = None, timeout: float = TIMEOUT_S
     """Finalize every estimated result of the present device's target and rewrite the artifact at
     `path` atomically; returns the finalized entries ([] when nothing is estimated). Nothing is
     written unless every one of them found a verified config (JobFailed otherwise)."""
-    from kt_cli.evaluate.isolated import device_workers
-
     path = Path(path)
     if path.name.endswith(".kt"):  # a rewrite killed last time is undone first (its artifact put back)
         store.remove_dead_writes(path.parent, path.name[:-len(".kt")])
     manifest = store.read(path)
-    if not any(e["mode"] == "estimated" and e.get("params") is not None for e in manifest["results"]):
+    if not finalizable(manifest):
         return []
     device = device_for(manifest, index)
     entries = finalizable(manifest, device.target)
@@ -54,24 +52,20 @@ def finalize_artifact(path, index: int | None = None, timeout: float = TIMEOUT_S
         if not e.get("shortlist"):
             raise BadInput(f"{path}: results[{e['target']} {e['shape_key']}]: no shortlist (tuned by an older kt); "
                            "re-run kt tune without a GPU of that target to write one")
-    workers = device_workers(plugins.target(device.target, "artifact target"), timeout, device)
-    try:
-        done = {id(e): time_shortlist(manifest, e, device, workers) for e in entries}
-    finally:
-        for process in workers:
-            process.stop()
+    done = dict(zip(map(id, entries), finalize_entries(manifest, entries, device, timeout)))
     manifest["results"] = [done.get(id(e), e) for e in manifest["results"]]
     store.rewrite_manifest(path, manifest)
     return list(done.values())
 
 
-def finalize_entry(manifest: dict, entry: dict, device: Device, timeout: float = TIMEOUT_S) -> dict:
-    """One estimated result finalized on `device` in workers of its own (the first call of kt_cli.load)."""
+def finalize_entries(manifest: dict, entries: list[dict], device: Device, timeout: float = TIMEOUT_S) -> list[dict]:
+    """`entries` (estimated, with shortlists) finalized on `device` by time_shortlist, in worker processes
+    of their own: what `kt finalize` and the first call of kt_cli.load's kernel both run."""
     from kt_cli.evaluate.isolated import device_workers
 
     workers = device_workers(plugins.target(device.target, "artifact target"), timeout, device)
     try:
-        return time_shortlist(manifest, entry, device, workers)
+        return [time_shortlist(manifest, e, device, workers) for e in entries]
     finally:
         for process in workers:
             process.stop()
@@ -126,6 +120,7 @@ def measured_entry(entry: dict, device: Device, tried: list, params: dict, verif
             "device": {"name": device.name, "index": device.index, **device.info},
             "peaks": plugins.vendor(device.vendor).device_peaks(device) or entry.get("peaks"),
             "stats": {**stats, **rates, "baseline": out["baseline"], "timer": out["timer"],
-                      "speedup": out["baseline"]["median"] / median, "throttled": throttled(stats.get("device_state", {}))},
+                      "speedup": out["baseline"]["median"] / median,
+                      "throttled": throttled(stats.get("device_state", {}))},
             "verification": verification, "shortlist": tried,
             "finalized": {"estimated_params": entry["params"], "estimated_seconds": entry.get("seconds")}}

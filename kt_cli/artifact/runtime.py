@@ -98,7 +98,7 @@ class TunedKernel:
         cached. On any failure, `entry` itself, with one warning for this kernel."""
         from kt_cli import plugins
         from kt_cli.artifact import finalized_cache
-        from kt_cli.artifact.finalize import finalize_entry
+        from kt_cli.artifact.finalize import finalize_entries
 
         try:
             devices = [d for d in plugins.devices() if d.target == self.target]
@@ -108,7 +108,7 @@ class TunedKernel:
             cached = finalized_cache.read(self.manifest, entry, device)
             if cached is not None:
                 return cached
-            finalized = finalize_entry(self.manifest, entry, device)
+            finalized = finalize_entries(self.manifest, [entry], device)[0]
             finalized_cache.write(self.manifest, entry, device, finalized)
             return finalized
         except Exception as exc:  # the application runs on with the cost model's choice
