@@ -51,3 +51,12 @@ def test_a_bad_points_file_is_one_line_naming_the_file_and_line(write, tmp_path,
 def test_an_unknown_target_is_one_line(write):
     result = kt("estimate", dsl_recipe(write, space=SPACE), "--target", "nvidia:sm_1")
     assert result.exit_code == 2 and "unknown target 'nvidia:sm_1'" in one_error_line(result)
+
+
+def test_without_points_the_kernels_seeds_are_estimated(write):
+    kernel = SCALED_ADD + '\nSEEDS = [{"BLOCK": 1024}, {"BLOCK": 3}]\n'  # the second is outside the space
+    result = kt("estimate", dsl_recipe(write, kernel, space="BLOCK = [512, 1024]\nnum_warps = [4]"), *TARGET, "--json")
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)
+    assert row["point"] == "kernel SEEDS[0]" and row["params"] == {"BLOCK": 1024, "num_warps": 4}
+    assert row["ranked_among"] == 2 and row["estimate"]["seconds"] > 0
