@@ -109,17 +109,24 @@ class TunedKernel:
             if cached is not None:
                 return cached
             finalized = finalize_entries(self.manifest, [entry], device)[0]
-            finalized_cache.write(self.manifest, entry, device, finalized)
-            return finalized
         except Exception as exc:  # the application runs on with the cost model's choice
-            if not self._warned:
-                import warnings
-
-                self._warned = True
-                warnings.warn(f"kt_cli.load: {self.path}: finalizing {entry['target']} {entry['shape_key']} failed "
-                              f"({exc}); using the cost model's choice (set KT_FINALIZE=0 or pass finalize=False "
-                              "to skip finalizing)", RuntimeWarning, stacklevel=4)
+            self._warn(f"finalizing {entry['target']} {entry['shape_key']} failed ({exc}); using the cost model's "
+                       "choice (set KT_FINALIZE=0 or pass finalize=False to skip finalizing)")
             return entry
+        try:
+            finalized_cache.write(self.manifest, entry, device, finalized)
+        except OSError as exc:
+            self._warn(f"cannot cache the finalized config in {finalized_cache.cache_dir()} ({exc.strerror}); a "
+                       "later process will time the shortlist again (set KT_CACHE_DIR to a writable folder)")
+        return finalized
+
+    def _warn(self, message: str) -> None:
+        """One warning for this kernel, the first; the application goes on."""
+        if not self._warned:
+            import warnings
+
+            self._warned = True
+            warnings.warn(f"kt_cli.load: {self.path}: {message}", RuntimeWarning, stacklevel=5)
 
     def __call__(self, inputs: dict) -> dict:
         from kt_cli.evaluate.requests import split_params
