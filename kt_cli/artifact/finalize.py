@@ -36,10 +36,11 @@ def device_for(manifest: dict, index: int | None = None) -> Device:
     return found[0]
 
 
-def finalize_artifact(path, index: int | None = None, timeout: float = TIMEOUT_S) -> list[dict]:
+def finalize_artifact(path, index: int | None = None, timeout: float = TIMEOUT_S, progress=None) -> list[dict]:
     """Finalize every estimated result of the present device's target and rewrite the artifact at
     `path` atomically; returns the finalized entries ([] when nothing is estimated). Nothing is
-    written unless every one of them found a verified config (JobFailed otherwise)."""
+    written unless every one of them found a verified config (JobFailed otherwise). `progress(entry,
+    row)` is called after each shortlisted config with what became of it."""
     path = Path(path)
     if path.name.endswith(".kt"):  # a rewrite killed last time is undone first (its artifact put back)
         store.remove_dead_writes(path.parent, path.name[:-len(".kt")])
@@ -52,59 +53,68 @@ def finalize_artifact(path, index: int | None = None, timeout: float = TIMEOUT_S
         if not e.get("shortlist"):
             raise BadInput(f"{path}: results[{e['target']} {e['shape_key']}]: no shortlist (tuned by an older kt); "
                            "re-run kt tune without a GPU of that target to write one")
-    done = dict(zip(map(id, entries), finalize_entries(manifest, entries, device, timeout)))
+    done = dict(zip(map(id, entries), finalize_entries(manifest, entries, device, timeout,
+                                                                   progress)))
     manifest["results"] = [done.get(id(e), e) for e in manifest["results"]]
     store.rewrite_manifest(path, manifest)
     return list(done.values())
 
 
-def finalize_entries(manifest: dict, entries: list[dict], device: Device, timeout: float = TIMEOUT_S) -> list[dict]:
+def finalize_entries(manifest: dict, entries: list[dict], device: Device, timeout: float = TIMEOUT_S,
+                     progress=None) -> list[dict]:
     """`entries` (estimated, with shortlists) finalized on `device` by time_shortlist, in worker processes
     of their own: what `kt finalize` and the first call of kt_cli.load's kernel both run."""
     from kt_cli.evaluate.isolated import device_workers
 
     workers = device_workers(plugins.target(device.target, "artifact target"), timeout, device)
     try:
-        return [time_shortlist(manifest, e, device, workers) for e in entries]
+        return [time_shortlist(manifest, e, device, workers, progress) for e in entries]
     finally:
         for process in workers:
             process.stop()
 
 
-def time_shortlist(manifest: dict, entry: dict, device: Device, workers: tuple) -> dict:
+def time_shortlist(manifest: dict, entry: dict, device: Device, workers: tuple, progress=None) -> dict:
     """`entry` as measured on `device`: every shortlisted config verified and timed (on the problem and
     the first small verification shape, as measured tuning does), the fastest verified one its config.
     Each shortlisted config keeps its measured median, or why it failed. JobFailed when none passed."""
-    from kt_cli.evaluate.failure import WorkerFailure
-    from kt_cli.evaluate.phases import PhaseClock
-    from kt_cli.types import Candidate
-
-    worker, judge = workers
     source = store.kernel_source(manifest)
-    verification = entry.get("verification") or {}
-    small = [s for s in verification.get("shapes", []) if s != entry["shape"]][:1]
     tried, timed = [], {}
     for point in entry["shortlist"]:
-        candidate = Candidate(source.path, point["params"], entry["target"], entry["shape"], manifest["dtype"],
-                              "measured", tuple(small), device.index)
-        row = {"params": point["params"], "estimated_seconds": point["seconds"]}
-        try:
-            checked, out = judge.verify_and_time(worker, source, candidate, [entry["shape"], *small], SEED,
-                                                 PhaseClock(), verification.get("tolerance"))
-        except WorkerFailure as exc:
-            tried.append({**row, "failure": exc.kind, "message": exc.message[:500]})
-            continue
-        if not out["stats"]["median"] > 0:
-            tried.append({**row, "failure": "wrong", "message": "timed at zero: a measurement error"})
-            continue
-        tried.append({**row, "measured_seconds": out["stats"]["median"]})
-        timed[len(tried) - 1] = (checked, out)
+        row, measured = _time_config(source, manifest["dtype"], entry, point, device, workers)
+        tried.append(row)
+        if measured is not None:
+            timed[len(tried) - 1] = measured
+        if progress:
+            progress(entry, row)
     if not timed:
         why = "; ".join(f"{t['failure']}: {t['message'][:120]}" for t in tried)
         raise JobFailed(f"{manifest['_path']}: {entry['target']} {entry['shape_key']}: no shortlisted config passed "
                         f"verification on {device.name} ({why})")
     best = min(timed, key=lambda i: tried[i]["measured_seconds"])
     return measured_entry(entry, device, tried, tried[best]["params"], *timed[best])
+
+
+def _time_config(source, dtype: str, entry: dict, point: dict, device: Device, workers: tuple) -> tuple:
+    """(what became of one shortlisted config, (verification, timing) or None when it failed)."""
+    from kt_cli.evaluate.failure import WorkerFailure
+    from kt_cli.evaluate.phases import PhaseClock
+    from kt_cli.types import Candidate
+
+    worker, judge = workers
+    verification = entry.get("verification") or {}
+    small = [s for s in verification.get("shapes", []) if s != entry["shape"]][:1]
+    candidate = Candidate(source.path, point["params"], entry["target"], entry["shape"], dtype, "measured",
+                          tuple(small), device.index)
+    row = {"params": point["params"], "estimated_seconds": point["seconds"]}
+    try:
+        checked, out = judge.verify_and_time(worker, source, candidate, [entry["shape"], *small], SEED,
+                                             PhaseClock(), verification.get("tolerance"))
+    except WorkerFailure as exc:
+        return {**row, "failure": exc.kind, "message": exc.message[:500]}, None
+    if not out["stats"]["median"] > 0:
+        return {**row, "failure": "wrong", "message": "timed at zero: a measurement error"}, None
+    return {**row, "measured_seconds": out["stats"]["median"]}, (checked, out)
 
 
 def measured_entry(entry: dict, device: Device, tried: list, params: dict, verification: dict, out: dict) -> dict:

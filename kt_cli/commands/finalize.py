@@ -20,7 +20,11 @@ def finalize(artifact, device_index):
     from kt_cli.artifact.finalize import finalize_artifact
     from kt_cli.reports.format import params, seconds
 
-    done = finalize_artifact(artifact, device_index)
+    def progress(entry, row):
+        timed = seconds(row["measured_seconds"]) if "measured_seconds" in row else row["failure"]
+        note(f"[{entry['target']} {entry['shape_key']}] {params(row['params'])}: {timed}")
+
+    done = finalize_artifact(artifact, device_index, progress=progress)
     if flag("json"):
         emit_json({"artifact": artifact, "finalized": done})
         return
