@@ -130,8 +130,12 @@ def test_a_finalize_killed_while_writing_leaves_the_artifact_as_it_was(static_ar
 
 
 def test_finalize_without_a_device_of_the_target_is_one_line(static_artifact, tmp_path, fake_device, monkeypatch):
+    path = _copy(static_artifact, tmp_path)
+    other = kt("finalize", path, "--device", "5")
+    assert other.exit_code == 2 and "no device 5 of fake:cpu here (devices present: #0 Fake CPU device (fake:cpu))" \
+        in one_error_line(other)
     monkeypatch.setenv("KT_FAKE_DEVICES", "0")
-    result = kt("finalize", _copy(static_artifact, tmp_path))
+    result = kt("finalize", path)
     assert result.exit_code == 2
     line = one_error_line(result)
     assert "no device of fake:cpu here" in line and "run kt finalize on a GPU of that target" in line
