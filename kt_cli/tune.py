@@ -47,7 +47,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     else:
         source, plans, studies, tally = run_studies(recipe, requested_targets, storage_url, shared, progress,
                                                     source=source)
-    results = artifact.collect(studies)
+    results = artifact.collect(studies, recipe.search.shortlist)
     pair_with_reference(results, source, recipe)
     if profile:
         from kt_cli.evaluate.profile import profile_results

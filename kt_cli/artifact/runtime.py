@@ -54,9 +54,11 @@ def present_target() -> str:
 
 
 class TunedKernel:
-    """Callable: `kernel(inputs)` launches on the kernel protocol's inputs dict (outputs included)."""
+    """Callable: `kernel(inputs)` launches on the kernel protocol's inputs dict (outputs included).
+    With `finalize`, an estimated entry with a shortlist is timed on the present device at its first
+    use (kt_cli.artifact.finalize) and the winner cached on disk (finalized_cache)."""
 
-    def __init__(self, manifest: dict, target: str):
+    def __init__(self, manifest: dict, target: str, finalize: bool = True):
         from kt_cli.kernel import Kernel, KernelModuleError
 
         self.manifest, self.target = manifest, target
@@ -71,6 +73,7 @@ class TunedKernel:
         stored = manifest.get("launch_options", {}).get(target)
         self.launch_options = tuple(stored if stored is not None else self._vendor_launch_options(target))
         self._chosen: dict = {}
+        self.finalize, self._warned = finalize, False
 
     @staticmethod
     def _vendor_launch_options(target: str) -> tuple:
@@ -84,8 +87,46 @@ class TunedKernel:
         """The manifest entry used for `shape` (cached per shape)."""
         key = tuple(sorted(shape.items()))
         if key not in self._chosen:
-            self._chosen[key] = select(self.manifest["results"], self.target, dict(shape), self.path)
+            entry = select(self.manifest["results"], self.target, dict(shape), self.path)
+            if self.finalize and entry["mode"] == "estimated" and entry.get("shortlist"):
+                entry = self._finalized(entry)
+            self._chosen[key] = entry
         return self._chosen[key]
+
+    def _finalized(self, entry: dict) -> dict:
+        """The entry finalized on the present device of this target: from the cache, else timed now and
+        cached. On any failure, `entry` itself, with one warning for this kernel."""
+        from kt_cli import plugins
+        from kt_cli.artifact import finalized_cache
+        from kt_cli.artifact.finalize import finalize_entries
+
+        try:
+            devices = [d for d in plugins.devices() if d.target == self.target]
+            if not devices:
+                raise EnvironmentProblem(f"no {self.target} device here")
+            device = devices[0]
+            cached = finalized_cache.read(self.manifest, entry, device)
+            if cached is not None:
+                return cached
+            finalized = finalize_entries(self.manifest, [entry], device)[0]
+        except Exception as exc:  # the application runs on with the cost model's choice
+            self._warn(f"finalizing {entry['target']} {entry['shape_key']} failed ({exc}); using the cost model's "
+                       "choice (set KT_FINALIZE=0 or pass finalize=False to skip finalizing)")
+            return entry
+        try:
+            finalized_cache.write(self.manifest, entry, device, finalized)
+        except OSError as exc:
+            self._warn(f"cannot cache the finalized config in {finalized_cache.cache_dir()} ({exc.strerror}); a "
+                       "later process will time the shortlist again (set KT_CACHE_DIR to a writable folder)")
+        return finalized
+
+    def _warn(self, message: str) -> None:
+        """One warning for this kernel, the first; the application goes on."""
+        if not self._warned:
+            import warnings
+
+            self._warned = True
+            warnings.warn(f"kt_cli.load: {self.path}: {message}", RuntimeWarning, stacklevel=5)
 
     def __call__(self, inputs: dict) -> dict:
         from kt_cli.evaluate.requests import split_params
@@ -113,11 +154,17 @@ class TunedKernel:
         return inputs
 
 
-def load(path, target: str | None = None) -> TunedKernel:
+def load(path, target: str | None = None, finalize: bool | None = None) -> TunedKernel:
     """The artifact at `path` (checked: schema, source sha256) ready to launch on `target`, by default
     the target of the current GPU. Every argument is checked here, not at the first call: BadInput
-    names the bad value."""
+    names the bad value. `finalize` (default: on unless KT_FINALIZE=0): an estimated config is timed
+    against its shortlist on the first call for its problem (docs/runtime.md)."""
     import os
+
+    if finalize is None:
+        finalize = os.environ.get("KT_FINALIZE", "1") != "0"
+    elif not isinstance(finalize, bool):
+        raise BadInput(f"kt_cli.load: finalize {finalize!r}: must be True or False")
 
     if not isinstance(path, (str, os.PathLike)):
         raise BadInput(f"kt_cli.load: path {path!r}: must be the path of a NAME.kt artifact directory")
@@ -127,7 +174,7 @@ def load(path, target: str | None = None) -> TunedKernel:
     else:
         _check_target(target)
     tuned_for(manifest["results"], target, manifest["_path"])
-    return TunedKernel(manifest, target)
+    return TunedKernel(manifest, target, finalize)
 
 
 def _check_target(target) -> None:

@@ -21,8 +21,9 @@ MANIFEST = "manifest.json"
 TRIALS = "trials.jsonl"
 
 
-def collect(studies) -> list[dict]:
-    """Per (target, problem): the best ok trial, failure counts and every trial result."""
+def collect(studies, shortlist: int = 1) -> list[dict]:
+    """Per (target, problem): the best ok trial, failure counts, every trial result and, in static
+    mode, the `shortlist` best distinct configs by estimate (what `kt finalize` times)."""
     from kt_cli.search.storage import trial_result
 
     out = []
@@ -41,7 +42,19 @@ def collect(studies) -> list[dict]:
             "best": best,
             "failures": failure_counts(firsts),
             "trials": firsts,
+            "shortlist": best_distinct(ok, shortlist) if plan.mode == "estimated" else None,
         })
+    return out
+
+
+def best_distinct(ok: list, count: int) -> list[dict]:
+    """The `count` fastest distinct configs of `ok` (TrialResults), each with its time: [{params, seconds}]."""
+    seen, out = set(), []
+    for r in sorted(ok, key=lambda r: r.value):
+        key = json.dumps(r.params, sort_keys=True)
+        if key not in seen and len(out) < count:
+            seen.add(key)
+            out.append({"params": r.params, "seconds": r.value})
     return out
 
 
@@ -76,6 +89,7 @@ def _entry(r: dict) -> dict:
         "trials": sum(n for kind, n in r["failures"].items() if kind != "invalid"),
         "failures": r["failures"],
         "profile": r.get("profile"),
+        **({"shortlist": r["shortlist"]} if r.get("shortlist") else {}),
     }
 
 
@@ -97,16 +111,29 @@ def write(out_dir: Path, recipe, source, results: list[dict], plans, storage_url
         "provenance": provenance(),
         "results": [_entry(r) for r in results],
     }
-    tmp = _new_dir(out_dir, recipe.name, "tmp")
-    try:
-        shutil.copyfile(source.path, tmp / source_file)
+    source_copy = Path(source.path)
+
+    def fill(tmp: Path) -> None:
+        shutil.copyfile(source_copy, tmp / source_file)
         with open(tmp / TRIALS, "w") as f:
             for r in results:
                 for t in r["trials"]:  # each point once: a duplicate proposal is answered, not run
                     f.write(json.dumps(t.to_json(), sort_keys=True) + "\n")
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+    replace_atomically(final, fill)
+    return final
+
+
+def replace_atomically(final: Path, fill) -> None:
+    """Make the artifact directory `final` anew: `fill(tmp)` writes every file into a new folder beside
+    it, which then replaces `final` by rename, so a reader (or a kill at any moment) sees the old
+    artifact or the new one, never a mix; remove_dead_writes undoes what a killed write left."""
+    tmp = _new_dir(final, "tmp")
+    try:
+        fill(tmp)
         if final.exists():
-            old = _new_dir(out_dir, recipe.name, "old")
+            old = _new_dir(final, "old")
             os.replace(final, old / "a")
             os.replace(tmp, final)
             shutil.rmtree(old, ignore_errors=True)
@@ -115,19 +142,34 @@ def write(out_dir: Path, recipe, source, results: list[dict], plans, storage_url
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return final
 
 
-def _new_dir(out_dir: Path, name: str, kind: str) -> Path:
-    """A new folder `.NAME.kt.KIND.MACHINE.PID.RANDOM` beside the artifact, created with the user's
-    umask (as the artifact it becomes), named after this process so a later run knows when it is dead."""
+def _new_dir(final: Path, kind: str) -> Path:
+    """A new folder `.NAME.kt.KIND.MACHINE.PID.RANDOM` beside the artifact `final` (NAME.kt), created with
+    the user's umask (as the artifact it becomes), named after this process so a later run knows when it
+    is dead."""
     while True:
-        path = out_dir / f".{name}.kt.{kind}.{MACHINE_TAG}.{os.getpid()}.{secrets.token_hex(4)}"
+        path = final.parent / f".{final.name}.{kind}.{MACHINE_TAG}.{os.getpid()}.{secrets.token_hex(4)}"
         try:
             path.mkdir()
             return path
         except FileExistsError:
             continue
+
+
+def rewrite_manifest(path: Path, manifest: dict) -> None:
+    """Replace the manifest of the artifact at `path` (a manifest read() returned, changed), its other
+    files kept, atomically as write() does."""
+    path = Path(path)
+    kept = {k: v for k, v in manifest.items() if not k.startswith("_")}  # what read() added
+
+    def fill(tmp: Path) -> None:
+        for f in path.iterdir():
+            if f.name != MANIFEST and f.is_file():
+                shutil.copyfile(f, tmp / f.name)
+        (tmp / MANIFEST).write_text(json.dumps(kept, indent=2, sort_keys=True) + "\n")
+
+    replace_atomically(path, fill)
 
 
 def remove_dead_writes(out_dir: Path, name: str) -> None:
@@ -148,13 +190,15 @@ def remove_dead_writes(out_dir: Path, name: str) -> None:
 
 
 def read(path: str | Path) -> dict:
-    """The manifest of an artifact, after checking its schema and the source's sha256."""
+    """The manifest of an artifact, after checking its schema and the source's sha256; `_path` and
+    `_sha256` (of manifest.json) are added."""
     path = Path(path)
     manifest_path = path / MANIFEST
     if not manifest_path.is_file():
         raise BadInput(f"{path}: not a kt artifact (no {MANIFEST}); give a NAME.kt directory written by kt tune")
     try:
-        manifest = json.loads(manifest_path.read_bytes().decode("utf-8"))
+        raw = manifest_path.read_bytes()
+        manifest = json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadInput(f"{manifest_path}: not valid JSON ({exc}); re-run kt tune") from None
     except OSError as exc:
@@ -182,6 +226,7 @@ def read(path: str | Path) -> dict:
         raise BadInput(f"{source}: sha256 does not match kernel.source_sha256 in the manifest: the artifact was "
                        "modified; re-run kt tune")
     manifest["_path"] = str(path)
+    manifest["_sha256"] = hashlib.sha256(raw).hexdigest()  # the artifact's content: the manifest names the source's
     return manifest
 
 

@@ -193,7 +193,7 @@ class Evaluator:
                                        "measurement error, not a win", stats)
         return dataclasses.replace(result, stats=stats)
 
-    def _compile(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock) -> dict:
+    def compile(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock) -> dict:
         """Cross-compile in the CPU pool under the compile deadline; a candidate that spills more than
         the recipe allows ends here as `spills`, its resources recorded."""
         deadline = self.compile_deadline.seconds()
@@ -212,7 +212,7 @@ class Evaluator:
         return compiled
 
     def _estimate(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock) -> dict:
-        compiled = self._compile(candidate, spec, clock)
+        compiled = self.compile(candidate, spec, clock)
         from kt_cli.evaluate.requests import split_params
 
         kernel_params, options = split_params(candidate.params, spec.launch_options)
@@ -242,7 +242,7 @@ class Evaluator:
     def _time_on_device(self, candidate: Candidate, plan: TargetPlan, clock: PhaseClock) -> dict:
         # Cross-compiling first (in the CPU pool, ahead of the device) rejects over-limit candidates before
         # they reach the GPU and records their registers, shared memory and spills.
-        compiled = self._compile(candidate, plan.spec, clock)
+        compiled = self.compile(candidate, plan.spec, clock)
         key = (plan.spec.name, shape_key(candidate.shape))
         pruned = self._predicted_far_slower(key, compiled.get("estimate", {})) if self._prunes(plan.spec) else ""
         if pruned:

@@ -99,9 +99,10 @@ class IsolatedVerifier:
                 return verification, self.time(worker, source, candidate, shapes, seed, recipe_tolerance, race)
 
 
-def device_workers(spec, timeout: float) -> tuple[WorkerPool, IsolatedVerifier]:
-    """A candidate worker and a judge on `spec`'s device, fresh."""
+def device_workers(spec, timeout: float, device=None) -> tuple[WorkerPool, IsolatedVerifier]:
+    """A candidate worker and a judge on `spec`'s device (`device`, a Device, when given), fresh."""
     from kt_cli import plugins
 
-    env = plugins.vendor(spec.vendor).worker_env()
+    vendor = plugins.vendor(spec.vendor)
+    env = {**vendor.worker_env(), **(vendor.pin_env(device) if device is not None else {})}
     return WorkerPool(1, env), IsolatedVerifier(timeout, env, spec)

@@ -4,9 +4,11 @@ starts a fresh child."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
+import sys
 import time
 import traceback
 from typing import Any
@@ -53,6 +55,24 @@ def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int)
         conn.send(answer)
 
 
+@contextlib.contextmanager
+def _main_module_hidden():
+    """A spawned child imports the parent's main module (as __mp_main__) before it runs anything: an
+    application's unguarded script, whose first kernel call finalizes (kt_cli.load), would run again in
+    every worker. A worker runs only kt's code, so it is started without the parent's main module."""
+    main = sys.modules.get("__main__")
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__} if main else {}
+    if main is not None:
+        main.__dict__.pop("__file__", None)
+        main.__spec__ = None
+    try:
+        yield
+    finally:
+        if main is not None:
+            main.__dict__.pop("__spec__", None)
+            main.__dict__.update(saved)
+
+
 class Worker:
     """One child process, in a scratch directory of its own (kt_cli.evaluate.containment). `env` is
     applied before the child imports anything (TRITON_INTERPRET, CUDA_VISIBLE_DEVICES...)."""
@@ -69,7 +89,8 @@ class Worker:
         self._scratch = Scratch()
         self._proc = ctx.Process(target=_serve, args=(child, self.env, self._scratch.dir, self._scratch.output_path,
                                                       os.getpid()), daemon=True)
-        self._proc.start()
+        with _main_module_hidden():
+            self._proc.start()
         child.close()
         status, value = self._answer("starting", STARTUP_TIMEOUT, report=False)  # imports' warnings: no candidate's
         if status == "error":

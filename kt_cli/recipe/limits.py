@@ -19,6 +19,7 @@ RECIPE_BYTES_MAX = 1 << 20  # a recipe is a page of TOML; 1 MiB is far past any 
 NAME_CHARS_MAX = 128  # output.name and knob names: they become file and study names
 STRING_CHARS_MAX = 256  # a string knob value
 WORKERS_MAX = 64  # --workers: processes on one host
+SHORTLIST_MAX = 256  # configs a static artifact keeps per result for `kt finalize` to time
 SPILL_BYTES_MAX = 1 << 20  # per thread: far past any register file (a GPU thread has at most a few KB)
 
 
@@ -56,6 +57,12 @@ def spill_bytes(value, where: str) -> int:
     """A cap on the bytes a candidate may spill per thread (0: no spill at all)."""
     return integer(value, where, 0, SPILL_BYTES_MAX, "give the bytes a thread may spill before a candidate is "
                                                      "refused as `spills`, e.g. 256 (0: no spill at all)")
+
+
+def shortlist(value, where: str) -> int:
+    """How many of the best configs by estimate a static artifact keeps per result."""
+    return integer(value, where, 1, SHORTLIST_MAX, f"give how many of the best estimated configs to keep for "
+                                                   f"kt finalize, 1 to {SHORTLIST_MAX}, e.g. 8")
 
 
 def count(items, where: str, most: int, what: str, fix: str) -> None:

@@ -48,6 +48,7 @@ class Search:
     max_spill_bytes: int = 256
     space: dict = field(default_factory=dict)  # raw tables; kt_cli.recipe.space parses them per target
     constraints: tuple[str, ...] = ()
+    shortlist: int = 8  # static mode: the best configs by estimate kept for `kt finalize` to time
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,8 @@ class Recipe:
 _SECTIONS = {
     "kernel": None,  # open: the generator validates its own keys
     "problem": {"dtype", "shapes", "verify_shapes", "tolerance"},
-    "search": {"trials", "sampler", "seed", "timeout", "compile_timeout", "max_spill_bytes", "space", "constraints"},
+    "search": {"trials", "sampler", "seed", "timeout", "compile_timeout", "max_spill_bytes", "space", "constraints",
+               "shortlist"},
     "targets": {"names"},
     "output": {"dir", "name"},
 }
@@ -200,6 +202,7 @@ def _search(r: _Reader) -> Search:
     compile_timeout = _compile_timeout(r, timeout)
     max_spill = limits.spill_bytes(r.get("search.max_spill_bytes", (int,), Search.max_spill_bytes),
                                    f"{r.path}: search.max_spill_bytes")
+    shortlist = limits.shortlist(r.get("search.shortlist", (int,), Search.shortlist), f"{r.path}: search.shortlist")
     constraints = r.get("search.constraints", (list,), [])
     limits.count(constraints, f"{r.path}: search.constraints", 64, "constraints", "merge or drop some")
     for i, c in enumerate(constraints):
@@ -210,7 +213,7 @@ def _search(r: _Reader) -> Search:
     if "space" in r.data.get("search", {}) and not space:
         raise r.fail("search.space", "an empty table; list the knobs to search (e.g. BLOCK = [256, 512]), or "
                                      "remove [search.space] to search the kernel's own space")
-    return Search(trials, sampler, seed, timeout, compile_timeout, max_spill, space, tuple(constraints))
+    return Search(trials, sampler, seed, timeout, compile_timeout, max_spill, space, tuple(constraints), shortlist)
 
 
 def _compile_timeout(r: _Reader, timeout: float) -> float | None:
