@@ -2,8 +2,8 @@
 over the vendor's table wherever kt estimates for that target (kt_cli/evaluate/estimate.py reads
 them from the target's properties).
 
-They live in $KT_CACHE_DIR/calibration, else $XDG_CACHE_HOME/kt/calibration, else
-~/.cache/kt/calibration: one JSON file per target, written whole (temp file + rename)."""
+They live in kt's per-user cache (kt_cli/user_cache.py), under calibration/: one JSON file per target,
+written whole (temp file + rename)."""
 
 from __future__ import annotations
 
@@ -12,18 +12,13 @@ import json
 import os
 from pathlib import Path
 
+from kt_cli import user_cache
+
 CONSTANTS = ("dram_latency_s", "l2_latency_s", "l2_bytes_per_s", "dram_attainable", "math_attainable")
 
 
-def directory() -> Path:
-    if os.environ.get("KT_CACHE_DIR"):
-        return Path(os.environ["KT_CACHE_DIR"]) / "calibration"
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "kt" / "calibration"
-
-
 def path_for(target_name: str) -> Path:
-    return directory() / f"{target_name.replace(':', '_')}.json"
+    return user_cache.directory() / "calibration" / f"{target_name.replace(':', '_')}.json"
 
 
 def save(result: dict) -> Path:

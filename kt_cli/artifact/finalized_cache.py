@@ -9,16 +9,12 @@ import json
 import os
 from pathlib import Path
 
-
-def cache_dir() -> Path:
-    if os.environ.get("KT_CACHE_DIR"):
-        return Path(os.environ["KT_CACHE_DIR"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kt"
+from kt_cli import user_cache
 
 
 def entry_path(manifest: dict, entry: dict, device) -> Path:
     key = json.dumps([manifest["_sha256"], entry["target"], device.name, entry["shape_key"]])
-    return cache_dir() / "finalized" / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
+    return user_cache.directory() / "finalized" / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
 
 
 def read(manifest: dict, entry: dict, device) -> dict | None:

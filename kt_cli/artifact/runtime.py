@@ -97,6 +97,7 @@ class TunedKernel:
         """The entry finalized on the present device of this target: from the cache, else timed now and
         cached. On any failure, `entry` itself, with one warning for this kernel."""
         from kt_cli import plugins
+        from kt_cli import user_cache
         from kt_cli.artifact import finalized_cache
         from kt_cli.artifact.finalize import finalize_entries
 
@@ -116,7 +117,7 @@ class TunedKernel:
         try:
             finalized_cache.write(self.manifest, entry, device, finalized)
         except OSError as exc:
-            self._warn(f"cannot cache the finalized config in {finalized_cache.cache_dir()} ({exc.strerror}); a "
+            self._warn(f"cannot cache the finalized config in {user_cache.directory()} ({exc.strerror}); a "
                        "later process will time the shortlist again (set KT_CACHE_DIR to a writable folder)")
         return finalized
 
