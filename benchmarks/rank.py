@@ -93,7 +93,8 @@ def quality(records: list[dict]) -> tuple[dict, dict]:
     """Per-problem figures and their summary over problems."""
     groups = defaultdict(list)
     for r in records:
-        key = f"{r['device']} | {r['recipe']} {r['dtype']} | " + ",".join(f"{k}={v}" for k, v in sorted(r["shape"].items()))
+        shape = ",".join(f"{k}={v}" for k, v in sorted(r["shape"].items()))
+        key = f"{r['device']} | {r['recipe']} {r['dtype']} | {shape}"
         groups[key].append((estimate(r)["seconds"], r["measured_s"]))
     per = {k: problem_quality(v) for k, v in sorted(groups.items()) if len(v) >= MIN_POINTS}
     rhos = [q["rho"] for q in per.values()]
@@ -106,6 +107,37 @@ def quality(records: list[dict]) -> tuple[dict, dict]:
     return per, summary
 
 
+def pruning(records: list[dict], ratio: float, after: int, orders: int = 200) -> dict:
+    """Measured tuning with the evaluator's pruning rule (kt_cli/evaluate/evaluator.py) replayed on the
+    stored problems in `orders` random orders: the share of device evaluations it saves, and how often,
+    and by how much, the best it keeps is slower than the true best."""
+    import random
+
+    groups = defaultdict(list)
+    for r in records:
+        groups[(r["device"], r["recipe"], r["dtype"], json.dumps(r["shape"], sort_keys=True))].append(
+            (estimate(r)["seconds"], r["measured_s"]))
+    rng, saved, runs, lost, worst = random.Random(0), [], 0, 0, 1.0
+    for points in (g for g in groups.values() if len(g) >= MIN_POINTS):
+        best = min(m for _, m in points)
+        for _ in range(orders):
+            order = rng.sample(points, len(points))
+            fastest, timed, pruned = None, 0, 0
+            for est, meas in order:
+                if fastest and timed >= after and est > ratio * fastest[0]:
+                    pruned += 1
+                    continue
+                timed += 1
+                if fastest is None or meas < fastest[1]:
+                    fastest = (est, meas)
+            saved.append(pruned / len(points))
+            runs += 1
+            lost += fastest[1] > best * 1.01
+            worst = max(worst, fastest[1] / best)
+    return {"ratio": ratio, "after": after, "evaluations_saved": statistics.fmean(saved),
+            "runs_missing_best_by_1pct": lost / runs, "worst_kept_vs_best": worst}
+
+
 def meets(summary: dict) -> dict[str, bool]:
     """Which targets the summary meets."""
     lower_is_better = {"error_median", "ties"}
@@ -116,9 +148,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("datasets", nargs="*", default=[str(p) for p in DATASETS])
     parser.add_argument("--device", default="", help="only problems measured on a device whose name contains this")
+    parser.add_argument("--prune", action="store_true", help="replay measured tuning with the evaluator's pruning")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    per, summary = quality([r for r in load(args.datasets) if args.device in r["device"]])
+    records = [r for r in load(args.datasets) if args.device in r["device"]]
+    if args.prune:
+        from kt_cli.evaluate.evaluator import PRUNE_AFTER, PRUNE_RATIO
+
+        for ratio in sorted({1.5, PRUNE_RATIO, 3.0}):
+            print(json.dumps(pruning(records, ratio, PRUNE_AFTER)))
+        return
+    per, summary = quality(records)
     if args.json:
         print(json.dumps({"problems": per, "summary": summary, "meets": meets(summary)}, indent=1))
         return

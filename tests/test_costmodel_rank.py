@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import rank  # noqa: E402
 
 FLOORS = {"rho_median": 0.5, "rho_worst": -0.05, "winner_within_10pct": 0.66, "top8_recall": 0.8,
-          "error_median": 0.27, "ties": 290}
+          "error_median": 0.25, "ties": 360}
 # The model this replaced (a roofline x occupancy x waves), on the same data: rho median 0.11 (H200) and
 # 0.31 (H100), winner within 10% on 36% and 8% of problems, top-8 recall 0.86 and 0.69, error 30% and
 # 59%, 598 and 1230 ties.

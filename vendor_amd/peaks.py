@@ -30,13 +30,24 @@ DEVICES = {
 # gfx942's matrix cores take the FNUZ fp8 variant, so Triton upcasts OCP e4m3 to fp16 there (runs, at
 # fp16 rate); gfx90a has no fp8 matrix instructions. Its float8_e4m3 peak is the datasheet's FNUZ figure.
 # `tma` (NVIDIA's Tensor Memory Accelerator) is 0: kernels with a TMA variant use their plain loads here.
-_CDNA = {"vgprs_per_simd_lane": 512, "max_waves_per_simd": 8, "simds_per_unit": 4, "sgprs_per_simd": 800,
+# The cost model's constants (kt_cli/evaluate/estimate.py). Unvalidated on AMD (no AMD GPU here):
+# clocks are the datasheets' peak engine clocks; a CU's 4 SIMDs each issue for one wave a cycle
+# (`schedulers_per_unit`); MFMA is the only matrix path, issued per wave (`mma_fraction_warp` 1);
+# latencies are the generic defaults until `kt devices --calibrate` measures them on a ROCm GPU.
+# MI300-class L2 is per XCD (4 MiB each); what re-reads hit is the 256 MiB Infinity Cache, so the
+# model's `l2_bytes` stays the L2 sum and re-reads past it are counted as DRAM traffic (conservative).
+_CDNA_MODEL = {"schedulers_per_unit": 4, "mma_fraction_warp": 1.0, "dram_latency_s": 800e-9,
+               "l2_latency_s": 300e-9, "dram_attainable": 0.85, "math_attainable": 0.7}
+_CDNA = {**_CDNA_MODEL, "vgprs_per_simd_lane": 512, "max_waves_per_simd": 8, "simds_per_unit": 4, "sgprs_per_simd": 800,
          "max_barriers_per_unit": 16, "wavefront": 64}
 ARCHS = {
-    "gfx90a": {**_CDNA, "part": "MI250X", "units": 110, "smem_bytes": 64 * 1024, "lds_per_unit": 64 * 1024,
+    "gfx90a": {**_CDNA, "part": "MI250X", "clock_hz": 1.7e9,
+               "units": 110, "smem_bytes": 64 * 1024, "lds_per_unit": 64 * 1024,
                "l2_bytes": 8 * MiB, "infinity_cache_bytes": 0, "fp8_e4m3": 0, "tma": 0},
-    "gfx942": {**_CDNA, "part": "MI300X", "units": 304, "smem_bytes": 64 * 1024, "lds_per_unit": 64 * 1024,
+    "gfx942": {**_CDNA, "part": "MI300X", "clock_hz": 2.1e9,
+               "units": 304, "smem_bytes": 64 * 1024, "lds_per_unit": 64 * 1024,
                "l2_bytes": 32 * MiB, "infinity_cache_bytes": 256 * MiB, "fp8_e4m3": 0, "tma": 0},
-    "gfx950": {**_CDNA, "part": "MI355X", "units": 256, "smem_bytes": 160 * 1024, "lds_per_unit": 160 * 1024,
+    "gfx950": {**_CDNA, "part": "MI355X", "clock_hz": 2.4e9,
+               "units": 256, "smem_bytes": 160 * 1024, "lds_per_unit": 160 * 1024,
                "l2_bytes": 32 * MiB, "infinity_cache_bytes": 256 * MiB, "fp8_e4m3": 1, "tma": 0},
 }

@@ -34,19 +34,21 @@ DEVICES = {
 # - dram_latency_s / l2_latency_s: loaded latencies as Little's law sees them (bytes in flight per
 #   unit / rate per unit); defaults until calibrated: ~800 ns DRAM, ~300 ns L2 (Hopper microbenchmarks
 #   report ~480 and ~260 cycles unloaded at ~1.7 GHz; under load queues roughly double them).
+# - clock_hz: the SM clock under load (H100 SXM boosts to 1.98 GHz and holds ~1.75 GHz in long GEMMs;
+#   A100 1.41, L40S 2.52, B200 ~1.97 GHz boost), for the instruction-issue terms.
 # - dram_attainable / math_attainable: the fraction of the datasheet's DRAM bandwidth a streaming
 #   copy and of the bf16 peak cuBLAS reach (copy ~90%; large GEMMs ~70-80% on H100 SXM at its
 #   sustained clock).
+_LATENCY = {"dram_latency_s": 800e-9, "l2_latency_s": 300e-9}
 MODEL = {
-    "sm_80": {"mma_fraction_warp": 1.0, "dram_latency_s": 800e-9, "l2_latency_s": 300e-9,
-              "dram_attainable": 0.9, "math_attainable": 0.8},
-    "sm_89": {"mma_fraction_warp": 1.0, "dram_latency_s": 800e-9, "l2_latency_s": 300e-9,
-              "dram_attainable": 0.9, "math_attainable": 0.8},
-    "sm_90": {"mma_fraction_warp": 0.65, "mma_fraction_warpgroup": 1.0, "dram_latency_s": 800e-9,
-              "l2_latency_s": 300e-9, "dram_attainable": 0.9, "math_attainable": 0.75},
-    "sm_100": {"mma_fraction_warp": 0.5, "mma_fraction_warpgroup": 1.0, "dram_latency_s": 800e-9,
-               "l2_latency_s": 300e-9, "dram_attainable": 0.9, "math_attainable": 0.75},
+    "sm_80": {**_LATENCY, "clock_hz": 1.41e9, "mma_fraction_warp": 1.0, "dram_attainable": 0.9, "math_attainable": 0.8},
+    "sm_89": {**_LATENCY, "clock_hz": 2.52e9, "mma_fraction_warp": 1.0, "dram_attainable": 0.9, "math_attainable": 0.8},
+    "sm_90": {**_LATENCY, "clock_hz": 1.755e9, "mma_fraction_warp": 0.65, "mma_fraction_warpgroup": 1.0,
+              "dram_attainable": 0.9, "math_attainable": 0.75},
+    "sm_100": {**_LATENCY, "clock_hz": 1.965e9, "mma_fraction_warp": 0.5, "mma_fraction_warpgroup": 1.0,
+               "dram_attainable": 0.9, "math_attainable": 0.75},
 }
+
 
 ARCHS = {
     "sm_80": {"part": "A100", "units": 108, "smem_bytes": 166912, "smem_per_unit": 167936, "regs_per_unit": 65536,
