@@ -19,8 +19,9 @@ from kt_cli.recipe.space import constraint_env
 from kt_cli.search.plan import TargetPlan
 from kt_cli.search.studies import ProblemPlan, plan_spaces, problem_plans
 
-RANK_ALL_MAX = 512  # spaces with at most this many valid points are ranked against all of them
-RANK_SAMPLE = 256  # else against this many valid points drawn with a fixed seed
+# Ranking compiles every point it ranks against (1-2 s each on a laptop core): a bounded set
+RANK_ALL_MAX = 64  # spaces with at most this many valid points are ranked against all of them
+RANK_SAMPLE = 48  # else against this many valid points drawn with a fixed seed
 RANK_SEED = 0
 DEFAULT_POINTS = 4  # points estimated when no file is given and the kernel lists no SEEDS
 
