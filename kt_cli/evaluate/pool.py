@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 from typing import Any
@@ -55,22 +56,26 @@ def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int)
         conn.send(answer)
 
 
+_MAIN_MODULE_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def _main_module_hidden():
     """A spawned child imports the parent's main module (as __mp_main__) before it runs anything: an
     application's unguarded script, whose first kernel call finalizes (kt_cli.load), would run again in
     every worker. A worker runs only kt's code, so it is started without the parent's main module."""
-    main = sys.modules.get("__main__")
-    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__} if main else {}
-    if main is not None:
-        main.__dict__.pop("__file__", None)
-        main.__spec__ = None
-    try:
-        yield
-    finally:
+    with _MAIN_MODULE_LOCK:  # workers start from several threads: one hides and restores at a time
+        main = sys.modules.get("__main__")
+        saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__} if main else {}
         if main is not None:
-            main.__dict__.pop("__spec__", None)
-            main.__dict__.update(saved)
+            main.__dict__.pop("__file__", None)
+            main.__spec__ = None
+        try:
+            yield
+        finally:
+            if main is not None:
+                main.__dict__.pop("__spec__", None)
+                main.__dict__.update(saved)
 
 
 class Worker:
