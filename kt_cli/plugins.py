@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import threading
 from importlib import metadata
 
 import pluggy
@@ -31,16 +32,25 @@ EXTRA_ENV = "KT_PLUGINS"
 pm = pluggy.PluginManager("kt")
 pm.add_hookspecs(hookspecs)
 _loaded = False
+_loading = threading.RLock()  # a plugin's import may ask for the manager again
 _dist_versions: dict[str, str] = {}
 _built_ins: set[str] = set(DEFAULT_PLUGINS)
 
 
 def load_plugins() -> pluggy.PluginManager:
-    """Register built-ins and entry points once; later calls return the same manager."""
+    """Register built-ins and entry points once; later calls return the same manager. Threads that
+    ask while the first call registers wait for it (none sees a half-filled manager)."""
     global _loaded
     if _loaded:
         return pm
-    _loaded = True
+    with _loading:
+        if not _loaded:
+            _register_all()
+            _loaded = True
+    return pm
+
+
+def _register_all() -> None:
     for name in DEFAULT_PLUGINS:
         pm.register(importlib.import_module(name), name=name)
     external = os.environ.get(NO_EXTERNAL_ENV, "") in ("", "0")
@@ -53,7 +63,6 @@ def load_plugins() -> pluggy.PluginManager:
     if external:
         for name in filter(None, (n.strip() for n in os.environ.get(EXTRA_ENV, "").split(","))):
             _register_external(name, lambda name=name: importlib.import_module(name))
-    return pm
 
 
 def _register_external(name: str, load) -> bool:

@@ -79,12 +79,31 @@ def modules(part: int = 0, parts: int = 1) -> dict:
             "honest_after_a_lasting_patch": HONEST.replace("OUTPUTS", "# another module\nOUTPUTS")}
 
 
+CPU_PARTS = 2  # halves of the suite judged side by side, each by its own Evaluator (CI has two cores)
+
+
+def assert_all_parts_caught(tmp_path, target: str) -> None:
+    """Every part of the suite (each with the honest module, the lasting patch and the honest module
+    after it) judged in its own Evaluator, the parts side by side in threads as kt tune's are."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def judge(part: int) -> dict:
+        (tmp_path / f"part{part}").mkdir()
+        return evaluate_all(tmp_path / f"part{part}", target, modules(part, CPU_PARTS))
+
+    with ThreadPoolExecutor(CPU_PARTS) as pool:
+        verdicts = list(pool.map(judge, range(CPU_PARTS)))
+    for part in verdicts:
+        assert_caught(part, at_least=30 // CPU_PARTS)
+    assert sum(len(part) for part in verdicts) >= 30
+
+
 def test_every_planted_candidate_ends_wrong_or_rejected_in_static_mode(tmp_path):
-    assert_caught(evaluate_all(tmp_path, "nvidia:sm_90", modules()))
+    assert_all_parts_caught(tmp_path, "nvidia:sm_90")
 
 
 def test_every_planted_candidate_ends_wrong_or_rejected_in_measured_mode(fake_device, tmp_path):
-    assert_caught(evaluate_all(tmp_path, "fake:cpu", modules()))
+    assert_all_parts_caught(tmp_path, "fake:cpu")
 
 
 def test_a_candidate_honest_only_while_verified_is_rejected_when_timed(fake_device, tmp_path):
