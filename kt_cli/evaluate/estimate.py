@@ -2,23 +2,27 @@
 
 The model follows the busiest unit (SM/CU). Programs are spread over the target's units; a unit holds
 `resident` of them at once (the vendor's occupancy rules) and works through `ceil(programs / units)`.
-Each program's share of the work is served by three resources, and the slowest one sets its pace:
+Each program's share of the work is served by four resources:
 
-- DRAM: the problem's unique bytes, at the smaller of the unit's share of DRAM bandwidth and what its
-  bytes in flight sustain over the loaded DRAM latency (Little's law: rate = bytes in flight / latency);
-- L2: the bytes a program re-reads beyond the unique ones (tile re-reads, the kernel's `traffic`),
-  at the unit's share of L2 bandwidth or bytes in flight over the L2 latency;
+- DRAM: the problem's unique bytes (plus spills, plus re-reads that miss L2), at the smaller of the
+  unit's share of DRAM bandwidth and what its bytes in flight sustain over the loaded DRAM latency and
+  the program's own instruction time (Little's law: rate = bytes in flight / latency);
+- L2: every byte the programs request (the kernel's `traffic`: tile re-reads, second passes), at the
+  unit's share of L2 bandwidth or bytes in flight over the L2 latency; re-reads hit L2 while the
+  resident programs' working set fits in it;
 - math: the FLOPs at the unit's share of the dtype's peak, times the fraction of it the compiled
   instructions reach (warpgroup MMA, warp MMA, no MMA at all: FMA on the CUDA cores/SIMDs), and only
-  when enough warps are resident to issue to every scheduler.
+  when enough warps are resident to feed every scheduler;
+- issue: the program's instructions, as many times as it runs through its static loads, over the
+  unit's schedulers at the clock.
 
 Bytes in flight per program come from the binary: the bytes its static global loads ask for per
 thread times its threads, or, for a kernel that stages tiles through shared memory with asynchronous
 copies or TMA, its shared-memory footprint (the stages in flight). This is what separates the configs
-a plain roofline ties: more resident programs, wider loads, more rows or stages in flight all raise the
-rate until DRAM is saturated. Wave tails come from `ceil(programs / units)`; extra launches add a
-launch each. The constants are per target (vendor tables, overridable by `kt devices --calibrate`);
-docs/costmodel.md gives their sources and what has been validated. Every number here is an estimate.
+a plain roofline ties. The terms overlap imperfectly: the time is their OVERLAP-norm, so the slowest
+dominates and the others still count; extra launches add a launch each. The constants are per target
+(vendor tables, overridden by `kt devices --calibrate`); docs/costmodel.md gives their sources and how
+well the model ranks measured runs. Every number here is an estimate.
 """
 
 from __future__ import annotations
@@ -42,13 +46,6 @@ class Work:
     flops: float
     unique_bytes: float
     requested_bytes: float
-
-
-def wave_efficiency(programs: int, units: int, per_unit: int) -> float:
-    """Fraction of the machine's program slots that do work, averaged over all waves."""
-    slots = max(1, units * max(1, per_unit))
-    waves = math.ceil(programs / slots)
-    return programs / (waves * slots)
 
 
 def bytes_in_flight(resources, mix: dict) -> float:
@@ -108,8 +105,8 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
         peak = peaks.get("float32", 1e13)
     else:
         peak = peaks.get(dtype, peaks.get("float32", 1e13)) * fraction
-    issue = min(1.0, resident * warps / schedulers)
-    math_rate = peak * _prop(properties, "math_attainable") / units * issue
+    feed = min(1.0, resident * warps / schedulers)  # a scheduler without a warp leaves its MMA unit idle
+    math_rate = peak * _prop(properties, "math_attainable") / units * feed
 
     spill = 2.0 * resources.spill_bytes * max(1, resources.threads) * programs
     # Bytes read again (a second pass over a row, a tile re-read) hit L2 while what the resident
