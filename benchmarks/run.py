@@ -166,13 +166,11 @@ def main() -> None:
     args = parser.parse_args()
     import anchors
 
-    if args.no_race:
-        from kt_cli.evaluate import evaluator
+    from kt_cli.evaluate import evaluator
 
+    if args.no_race:
         evaluator.RACE_MARGIN = None
     if args.no_prune:
-        from kt_cli.evaluate import evaluator
-
         evaluator.PRUNE_RATIO = 0
     report = {"environment": environment(), "command": " ".join(["python benchmarks/run.py", *sys.argv[1:]]),
               "ceilings": ceilings(), "kernels": []}

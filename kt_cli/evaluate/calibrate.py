@@ -70,10 +70,9 @@ def latency(points: list[dict], units: int, in_flight: float) -> float:
     return statistics.median(units * p["programs_per_unit"] * in_flight / p["bytes_per_s"] for p in bound)
 
 
-def calibrate(vendor, target, device, runtime, peaks: dict) -> dict:
-    """The cost model's constants measured on this device, and the sweeps behind them."""
-    import torch
-
+def calibrate(vendor, target, device, runtime, peaks: dict, ceiling: dict) -> dict:
+    """The cost model's constants measured on this device, and the sweeps behind them; `ceiling` is
+    what `kt devices --measure` measures (requests.ceilings: copy bandwidth, the bf16 GEMM rate)."""
     from kt_cli.evaluate.estimate import bytes_in_flight
 
     timer = vendor.timer(device)
@@ -82,17 +81,14 @@ def calibrate(vendor, target, device, runtime, peaks: dict) -> dict:
     dram, compiled = sweep(timer, runtime.torch_device, units, 8 * l2, 2 * 2**30)
     l2_points, _ = sweep(timer, runtime.torch_device, units, l2 // 4, 2 * 2**30)
     in_flight = bytes_in_flight(vendor.resources(compiled, target), vendor.instruction_mix(compiled, target))
-    a = torch.randn(8192, 8192, dtype=torch.bfloat16, device=runtime.torch_device)
-    b = torch.randn(8192, 8192, dtype=torch.bfloat16, device=runtime.torch_device)
-    gemm = timer.measure(lambda: torch.matmul(a, b))
     dram_best = max(p["bytes_per_s"] for p in dram)
     constants = {
         "dram_latency_s": latency(dram, units, in_flight),
         "l2_latency_s": latency(l2_points, units, in_flight),
         "l2_bytes_per_s": max(p["bytes_per_s"] for p in l2_points),
         "dram_attainable": min(1.0, dram_best / peaks["dram_bytes_per_s"]),
-        "math_attainable": min(1.0, 2 * 8192**3 / gemm.median / peaks["bfloat16"]),
+        "math_attainable": min(1.0, ceiling["bf16_gemm_flops_per_s"] / peaks["bfloat16"]),
     }
     return {"device": device.name, "target": target.name, "constants": constants,
             "in_flight_per_program": in_flight, "dram_sweep": dram, "l2_sweep": l2_points,
-            "timer": timer.name}
+            "ceilings": ceiling, "timer": timer.name}

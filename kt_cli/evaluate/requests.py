@@ -3,7 +3,6 @@ own code (and, for the llm generator, model-written code), never in the CLI proc
 
 from __future__ import annotations
 
-
 import time
 from dataclasses import asdict, dataclass
 
@@ -134,7 +133,8 @@ def compile_candidate(source, candidate, target) -> dict:
             raise WorkerFailure("invalid", f"{launch.fn.__name__}: {problem}")
         if launch is main:
             worst = resources
-            instructions = vendor.instruction_mix(compiled, target)  # the cost model reads it, in both modes
+            if candidate.mode == "estimated" or vendor.model_prunes(target):  # read by the cost model
+                instructions = vendor.instruction_mix(compiled, target)
     result = {"resources": worst.to_json(), "programs": main.programs, "launches": len(launches),
               "instructions": instructions, "compile_seconds": time.perf_counter() - started}
     # static mode ranks by the estimate; measured mode prunes candidates it predicts far slower
@@ -406,4 +406,4 @@ def calibrate(target_name: str, index: int) -> dict:
     target = plugins.target(target_name)
     vendor = plugins.vendor(target.vendor)
     device, runtime = _present(vendor, target, index)
-    return measure(vendor, target, device, runtime, vendor.device_peaks(device))
+    return measure(vendor, target, device, runtime, vendor.device_peaks(device), ceilings(target_name, index))
