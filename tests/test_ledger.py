@@ -6,7 +6,7 @@ import json
 
 import optuna
 
-from kt_cli.search.ledger import Ledger
+from kt_cli.search.ledger import CLAIM, Budget, Ledger
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -15,11 +15,24 @@ def _key(point: dict) -> str:
     return json.dumps(point, sort_keys=True)
 
 
+def _dead(study, claimed: bool) -> int:
+    """A trial whose process died: after claiming its unit of budget, or before (inside ask())."""
+    trial = study.ask()
+    if claimed:
+        trial.set_user_attr(CLAIM, trial.number)
+    study._storage.set_trial_state_values(trial._trial_id, optuna.trial.TrialState.FAIL)
+    return trial.number
+
+
+def _queue_retry(study, point: dict, dead: int) -> None:
+    study.enqueue_trial(point)
+    retry = study.get_trials(deepcopy=False)[-1]
+    study._storage.set_trial_system_attr(retry._trial_id, "failed_trial", dead)
+
+
 def _study_with_a_seed_and_a_retry():
     study = optuna.create_study()
-    study.enqueue_trial({"BLOCK_N": 1024, "num_warps": 4})  # the retry, popped first
-    retry = study.get_trials(deepcopy=False)[-1]
-    study._storage.set_trial_system_attr(retry._trial_id, "failed_trial", 7)
+    _queue_retry(study, {"BLOCK_N": 1024, "num_warps": 4}, _dead(study, claimed=True))  # popped first
     study.enqueue_trial({"BLOCK_N": 4096, "num_warps": 8})  # a seed
     return study
 
@@ -39,3 +52,19 @@ def test_a_retry_keeps_its_point_while_it_runs_unclaimed():
     # the retry's own view leaves itself out: it may claim its point
     mine = Ledger.read(study, running.number)
     assert _key({"BLOCK_N": 1024, "num_warps": 4}) not in mine.queued and mine.retries == 0
+
+
+def test_a_retry_of_a_trial_that_died_before_claiming_holds_no_budget():
+    # Seen with three processes on PostgreSQL: the killed one had two claimed trials and one still in
+    # ask(); all three came back as retries, and the unclaimed one's retry took the last unit while a
+    # claimed point's retry was skipped, so a point the sampler had chosen was never evaluated.
+    study = optuna.create_study()
+    claimed, unclaimed = _dead(study, claimed=True), _dead(study, claimed=False)
+    _queue_retry(study, {"BLOCK_N": 1024, "num_warps": 4}, claimed)
+    _queue_retry(study, {"BLOCK_N": 512, "num_warps": 2}, unclaimed)
+    ledger = Ledger.read(study)
+    assert ledger.retries == 1
+    budget = Budget(trials=2, valid_points=None)
+    assert not budget.taken(ledger, queued_retries=True)  # one unit left for a new point
+    claimed_retry = study.ask()  # the claimed point's retry, popped first, may claim its held unit
+    assert not budget.taken(Ledger.read(study, claimed_retry.number), queued_retries=True)

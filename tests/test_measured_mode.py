@@ -100,8 +100,14 @@ def test_workers_share_the_study_across_two_fake_devices(write, tmp_path):
     assert {t["worker"]["device"] for t in trials} == {"Fake CPU device #0", "Fake CPU device #1"}
 
 
-def test_a_candidate_that_cannot_win_is_raced_out_and_the_best_is_timed_fully(fake_device, write, tmp_path):
+def test_a_candidate_that_cannot_win_is_raced_out_and_the_best_is_timed_fully(fake_device, write, tmp_path,
+                                                                               monkeypatch):
+    from kt_cli.evaluate import evaluator as evaluator_module
     from kt_cli.evaluate.evaluator import Evaluator
+
+    # A CPU shared with other tests drifts by more than the 3% a GPU is raced at: the same kernel timed
+    # twice must not be raced out by that drift, a 16x slower one still is.
+    monkeypatch.setattr(evaluator_module, "RACE_MARGIN", 0.5)
     from kt_cli.kernel import KernelSource
     from kt_cli.recipe.parse import load_recipe
     from kt_cli.search.plan import plan_targets

@@ -100,6 +100,13 @@ def _check_budget_spent_once(name, tmp_path, survivors):
     return study, done
 
 
+def _history(trials) -> str:
+    """Every trial's state, point and bookkeeping, for a failure message."""
+    return "\n".join(f"#{t.number} {t.state.name} {t.params or t.system_attrs.get('fixed_params')} "
+                     f"user={ {k: v for k, v in t.user_attrs.items() if k != 'result'} } "
+                     f"system={ {k: v for k, v in t.system_attrs.items() if k != 'kt_owner'} }" for t in trials)
+
+
 @needs_postgres
 def test_three_processes_share_one_study_without_losing_or_repeating_a_trial(tmp_path):
     name, recipe = _recipe(tmp_path)
@@ -153,7 +160,7 @@ def test_worker_killed_mid_trial_has_its_trial_retried_by_another(tmp_path):
     dead = trials[killed]
     assert dead.state == optuna.trial.TrialState.FAIL and "result" not in dead.user_attrs
     retries = [t for t in done if t.system_attrs.get("failed_trial") == killed]
-    assert len(retries) == 1 and retries[0].params == dead.params
+    assert len(retries) == 1 and retries[0].params == dead.params, _history(trials)
     assert retries[0].user_attrs["pid"] in procs
 
     from click.testing import CliRunner

@@ -38,7 +38,7 @@ class Ledger:
     spent: int  # evaluated points that count against the budget (not refused as invalid by the vendor)
     taken: dict  # point key -> FrozenTrial
     queued: dict  # point key -> FrozenTrial, waiting or running but not claimed yet
-    retries: int  # queued points that are retries: each holds the unit of budget its dead trial had taken
+    retries: int  # queued retries of trials that had claimed: each holds the unit of budget its dead trial took
     undecided: list  # numbers of running trials that have not claimed, skipped or been answered
 
     @classmethod
@@ -70,8 +70,17 @@ class Ledger:
             elif awaits_retry(t, retried):
                 taken[point_key(t.params)] = t
         spent = sum(json.loads(t.user_attrs["result"])["failure_kind"] != "invalid" for t in evaluated.values())
-        retries = sum("failed_trial" in t.system_attrs for t in queued.values())
+        # A retry holds a unit only where its dead trial had claimed one: a trial that died before
+        # claiming (inside ask(), or while waiting its turn) had taken none, and its retry must not keep
+        # a claimed point's retry from running (it is a suggestion like any other).
+        number = {t.number: t for t in trials}
+        retries = sum(_held_a_unit(number.get(t.system_attrs["failed_trial"]))
+                      for t in queued.values() if "failed_trial" in t.system_attrs)
         return cls(evaluated, spent, taken, queued, retries, undecided)
+
+
+def _held_a_unit(dead) -> bool:
+    return dead is not None and dead.user_attrs.get(CLAIM) == dead.number
 
 
 @dataclass(frozen=True)
