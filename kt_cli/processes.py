@@ -68,13 +68,25 @@ def owner_alive(owner) -> bool | None:
 
 
 def end_with_parent(parent_pid: int) -> None:
-    """Exit this process (at once, without cleanup) soon after `parent_pid`, its parent, is gone: a
-    killed kt leaves no worker behind. Starts a daemon thread."""
+    """Exit this process (at once, without cleanup) soon after `parent_pid`, the kt process that
+    started it, is gone, or after the process it was forked from (kt, or kt's fork server, which ends
+    with kt) is: a killed kt leaves no worker behind. Starts a daemon thread."""
     import threading
+
+    forked_from = os.getppid()
+
+    def parent_alive() -> bool:
+        try:
+            os.kill(parent_pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
+        return True
 
     def watch() -> None:
         pause = threading.Event()  # waits without the time module, which the launch watch turns into tripwires
-        while os.getppid() == parent_pid:
+        while os.getppid() == forked_from and parent_alive():
             pause.wait(1.0)
         os._exit(1)  # nobody will read what this process does
 

@@ -5,14 +5,14 @@ candidate's launches left there. No candidate code runs in this process, and the
 the pristine inputs never leave it, so a candidate can neither patch the judge nor reach its copy.
 
 Shared memory is torch's own (torch.multiprocessing's reductions through multiprocessing's pickler):
-device memory handles on a GPU, shared pages on the CPU. The bytes a judge hands out are opened once,
+device memory handles on a GPU, shared pages on the CPU (file descriptors through a Unix socket under
+the short directory kt_cli.evaluate.pool gives every worker). The bytes a judge hands out are opened once,
 in the candidate's worker; the CLI process only relays them."""
 
 from __future__ import annotations
 
 import os
 import pickle
-import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -21,9 +21,6 @@ from kt_cli.types import shape_key
 
 CPU_BUDGET_BYTES = 2 << 30  # held cases' bytes in a judge on the CPU before the least recent is dropped
 DEVICE_BUDGET_FRACTION = 0.25  # of the device memory free when the judge made its first case
-# CPU tensors are lent as file descriptors through a Unix socket that multiprocessing makes under the
-# temporary directory; such a path ends at 107 bytes and multiprocessing adds about 45 to the directory.
-SOCKET_DIR_CHARS = 60
 
 
 def share(value) -> bytes:
@@ -31,19 +28,7 @@ def share(value) -> bytes:
     import torch.multiprocessing  # noqa: F401  (registers torch's tensor reductions with the pickler)
     from multiprocessing.reduction import ForkingPickler
 
-    _sockets_under_a_short_directory()
     return bytes(ForkingPickler.dumps(value))
-
-
-def _sockets_under_a_short_directory() -> None:
-    """A long TMPDIR (a batch job's, a test's) would make the socket's path too long to bind: this
-    process (the judge, which runs no candidate code) then makes its temporary files in a short one."""
-    if len(tempfile.gettempdir()) <= SOCKET_DIR_CHARS:
-        return
-    for root in ("/tmp", "/dev/shm", "/var/tmp"):
-        if os.path.isdir(root) and os.access(root, os.W_OK | os.X_OK):
-            tempfile.tempdir = root
-            return
 
 
 def open_shared(data: bytes):

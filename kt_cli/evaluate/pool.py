@@ -29,6 +29,7 @@ def fp_fusion_default() -> str:
 
 
 def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int) -> None:
+    os.environ.clear()  # a forked worker starts with the fork server's environment: it gets kt's of now
     os.environ.update(env)
     enter_scratch(scratch_dir, output_path, parent_pid)  # a candidate's prints and files stay out of kt's way
     try:
@@ -57,6 +58,50 @@ def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int)
 
 
 _MAIN_MODULE_LOCK = threading.Lock()
+# Imported once, in the fork server. Not triton: its own library functions are decorated when it is
+# imported, as interpreted functions only where TRITON_INTERPRET is set then, which is each worker's call.
+PRELOADED = ("torch",)
+
+
+# multiprocessing makes its Unix sockets (the fork server's; torch's CPU tensors lent by a judge) in one
+# temporary directory that every worker inherits; such a path ends at 107 bytes and multiprocessing adds
+# about 45 to the directory.
+SOCKET_DIR_CHARS = 60
+
+
+def _sockets_under_a_short_directory() -> None:
+    """A long TMPDIR (a batch job's, a test's) would make those paths too long to bind: the directory
+    is then made under a short root. Called before a worker starts (it inherits the directory)."""
+    import tempfile
+    from multiprocessing import util
+
+    if len(tempfile.gettempdir()) <= SOCKET_DIR_CHARS:
+        return
+    for root in ("/tmp", "/dev/shm", "/var/tmp"):
+        if os.path.isdir(root) and os.access(root, os.W_OK | os.X_OK):
+            saved, tempfile.tempdir = tempfile.tempdir, root
+            try:
+                util.get_temp_dir()  # made once per process, removed when it exits
+            finally:
+                tempfile.tempdir = saved
+            return
+
+
+_SPAWN_ONLY = False  # set once a fork server could not start: workers are spawned from then on
+
+
+def _context():
+    """Workers are forked from a server process that has imported torch once (starting one costs a
+    fraction of a second instead of the seconds that import takes; a candidate of a new module, an LLM
+    round, a restarted worker each start one). The server starts from kt's process without its main
+    module and initialises no device (CUDA_VISIBLE_DEVICES still applies in each worker). Where
+    fork servers do not exist, or with KT_WORKER_START=spawn, workers are spawned."""
+    if _SPAWN_ONLY or "forkserver" not in multiprocessing.get_all_start_methods() \
+            or os.environ.get("KT_WORKER_START") == "spawn":
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(list(PRELOADED))
+    return ctx
 
 
 @contextlib.contextmanager
@@ -89,13 +134,21 @@ class Worker:
         self._scratch: Scratch | None = None
 
     def _start(self) -> None:
-        ctx = multiprocessing.get_context("spawn")
-        self._conn, child = ctx.Pipe()
+        global _SPAWN_ONLY
+        self._conn, child = multiprocessing.Pipe()
         self._scratch = Scratch()
-        self._proc = ctx.Process(target=_serve, args=(child, self.env, self._scratch.dir, self._scratch.output_path,
-                                                      os.getpid()), daemon=True)
+        args = (child, {**os.environ, **self.env}, self._scratch.dir, self._scratch.output_path, os.getpid())
         with _main_module_hidden():
-            self._proc.start()
+            _sockets_under_a_short_directory()
+            try:
+                self._proc = _context().Process(target=_serve, args=args, daemon=True)
+                self._proc.start()
+            except OSError:
+                if _SPAWN_ONLY:
+                    raise
+                _SPAWN_ONLY = True
+                self._proc = _context().Process(target=_serve, args=args, daemon=True)
+                self._proc.start()
         child.close()
         status, value = self._answer("starting", STARTUP_TIMEOUT, report=False)  # imports' warnings: no candidate's
         if status == "error":
