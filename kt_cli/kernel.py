@@ -134,15 +134,32 @@ class Kernel:
         return self.fn("make_inputs")(dict(shape), torch_dtype(dtype), tensors)
 
     def outputs(self, inputs: dict) -> tuple[str, ...]:
-        names = tuple(self.attr("OUTPUTS", ("out",)))
+        names = self._output_names(inputs)
         missing = [n for n in names if n not in inputs]
         if missing:
             raise KernelModuleError(f"{self.source.path}: OUTPUTS names {missing[0]!r}, which make_inputs does not return")
         return names
 
+    def _output_names(self, inputs: dict) -> tuple[str, ...]:
+        """OUTPUTS, else the inputs the reference returns by name (asked once, on meta copies of the
+        inputs: nothing computed), else ("out",)."""
+        declared = self.attr("OUTPUTS")
+        if declared is not None:
+            return tuple(declared)
+        if "_outputs" not in self.__dict__:
+            self.__dict__["_outputs"] = ("out",)
+            try:
+                meta = {k: v.to("meta") if hasattr(v, "to") and hasattr(v, "shape") else v for k, v in inputs.items()}
+                returned = self.fn("reference")(meta)
+                if isinstance(returned, dict) and returned and set(returned) <= set(inputs):
+                    self.__dict__["_outputs"] = tuple(returned)
+            except Exception:  # a reference that needs data: the default stands, and says so when it misses
+                pass
+        return self.__dict__["_outputs"]
+
     def reference(self, inputs: dict) -> dict:
         result = self.fn("reference")(inputs)
-        names = tuple(self.attr("OUTPUTS", ("out",)))
+        names = self._output_names(inputs)
         if not isinstance(result, dict):
             result = dict(zip(names, result if isinstance(result, (tuple, list)) else (result,)))
         return result
@@ -152,16 +169,16 @@ class Kernel:
         every kernel launch; with `launches`, launches are recorded there instead of run."""
         options = dict(options or {})
         if launches is not None:
-            wrap = lambda fn: _Recorder(fn, launches, options)  # noqa: E731
+            wrap = lambda k: _Recorder(k, launches, options, params)  # noqa: E731
         else:
-            wrap = lambda fn: _WithOptions(fn, options)  # noqa: E731
+            wrap = lambda k: _WithOptions(k, options, params)  # noqa: E731
         self.fn("launch")(KernelSet(self.module, wrap), inputs, self._launch_params(params, options))
 
     def bound_launch(self, inputs: dict, params: dict, options: dict | None = None):
         """A zero-argument callable that launches the kernel on `inputs`, its wrappers built once, so
         that timing it adds as little host work as possible."""
         options = dict(options or {})
-        kernels = KernelSet(self.module, lambda fn: _WithOptions(fn, options))
+        kernels = KernelSet(self.module, lambda k: _WithOptions(k, options, params))
         launch, params = self.fn("launch"), self._launch_params(params, options)
         return lambda: launch(kernels, inputs, params)
 
@@ -175,17 +192,59 @@ class Kernel:
         an argument of a @triton.jit function (the tutorial softmax's own `num_stages`)."""
         return {**params, **{k: v for k, v in options.items() if k in self.jit_arguments}}
 
+    def shape_reader(self, shape: dict, dtype: str):
+        """inputs -> the problem shape of real inputs: the module's shape_of, else one derived from
+        make_inputs (on meta tensors, nothing allocated): each size of `shape` is the length of the
+        axis of an input that doubles when that size alone doubles (a scalar input equal to it counts as
+        well). KernelModuleError when some size cannot be found that way."""
+        own = self.fn("shape_of")
+        if own is not None:
+            return lambda inputs: {k: int(v) for k, v in own(inputs).items()}
+
+        def sizes(s: dict) -> dict:
+            made = self.make_inputs(s, dtype, Tensors("meta", 0))
+            return {k: tuple(v.shape) if hasattr(v, "shape") else v for k, v in made.items()}
+
+        base, where = sizes(shape), {}
+        for dim, size in shape.items():
+            doubled = sizes({**shape, dim: 2 * size})
+            for key, dims in base.items():
+                if isinstance(dims, tuple):
+                    axis = next((a for a, n in enumerate(dims) if n == size and a < len(doubled[key])
+                                 and doubled[key][a] == 2 * size), None)
+                elif isinstance(dims, int) and not isinstance(dims, bool) and dims == size \
+                        and doubled[key] == 2 * size:
+                    axis = -1  # the input is the size itself
+                else:
+                    axis = None
+                if axis is not None:
+                    where[dim] = (key, axis)
+                    break
+            else:
+                raise KernelModuleError(f"{self.source.path}: no input has a length that follows the problem size "
+                                        f"{dim!r}; define shape_of(inputs) (docs/kernel-protocol.md)")
+
+        def read(inputs: dict) -> dict:
+            return {dim: int(inputs[key]) if axis == -1 else int(inputs[key].shape[axis])
+                    for dim, (key, axis) in where.items()}
+
+        return read
+
     def baseline(self, inputs: dict):
         """The torch op a result is compared with for speed; defaults to the reference."""
         fn = self.fn("baseline") or self.fn("reference")
         return fn(inputs)
 
     def count(self, what: str, shape: dict, dtype: str) -> float:
-        """flops or bytes_moved of the problem (0 when the module does not say)."""
+        """flops or bytes_moved of the problem. Where the module does not say: no flops (0), and the bytes
+        of every tensor make_inputs returns, each read or written once."""
         fn = self.fn(what)
-        if fn is None:
+        if fn is not None:
+            return float(fn(dict(shape), torch_dtype(dtype)))
+        if what != "bytes_moved":
             return 0.0
-        return float(fn(dict(shape), torch_dtype(dtype)))
+        made = self.make_inputs(shape, dtype, Tensors("meta", 0))
+        return float(sum(v.numel() * v.element_size() for v in made.values() if hasattr(v, "element_size")))
 
     def traffic(self, shape: dict, dtype: str, params: dict) -> float:
         """Bytes the kernel really moves with these params (for the cost model), default bytes_moved."""
@@ -195,22 +254,85 @@ class Kernel:
         return float(fn(dict(shape), torch_dtype(dtype), dict(params)))
 
 
-def jit_functions(module) -> dict:
+@dataclass(frozen=True)
+class KernelObject:
+    """A module-level Triton kernel as kt launches it. Under an `@triton.autotune`, kt is the tuner:
+    it launches what the autotuner wraps and supplies the point's values of the kernel's arguments (the
+    config's kwargs), which the module's launch then leaves out, as it does for an autotuned kernel.
+    `@triton.heuristics` between them still computes its arguments at every launch."""
+
+    call: Any  # what kt launches: the object under the autotuner (heuristics or the JIT function)
+    jit: Any  # the innermost @triton.jit function: its arguments and constexprs are what is compiled
+    heuristics: tuple = ()  # each @triton.heuristics' {argument: fn(args)}, outermost first
+    autotuner: Any = None  # the @triton.autotune object: its configs seed the space
+
+    @property
+    def arg_names(self) -> list:
+        return list(self.jit.arg_names)
+
+    def supplied(self, params: dict) -> dict:
+        """The point's values kt passes to an autotuned kernel: those naming its arguments."""
+        if self.autotuner is None:
+            return {}
+        return {k: v for k, v in params.items() if k in self.jit.arg_names}
+
+    def zeroed(self) -> tuple:
+        """Arguments the autotuner resets to zero before each launch (`reset_to_zero`)."""
+        return tuple(getattr(self.autotuner, "reset_to_zero", ()) or ()) if self.autotuner is not None else ()
+
+
+def kernel_objects(module) -> dict:
+    """{name: KernelObject} of the module's Triton kernels: @triton.jit functions, under
+    @triton.heuristics and @triton.autotune or not."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITFunction
 
     try:
         from triton.runtime.interpreter import InterpretedFunction
     except ImportError:  # pragma: no cover
         InterpretedFunction = JITFunction
-    return {name: obj for name, obj in vars(module).items() if isinstance(obj, (JITFunction, InterpretedFunction))}
+    found = {}
+    for name, obj in vars(module).items():
+        autotuner = obj if isinstance(obj, Autotuner) else None
+        call = obj.fn if autotuner is not None else obj
+        heuristics, inner = [], call
+        while isinstance(inner, Heuristics):
+            heuristics.append(dict(inner.values))
+            inner = inner.fn
+        if isinstance(inner, (JITFunction, InterpretedFunction)):
+            found[name] = KernelObject(call, inner, tuple(heuristics), autotuner)
+    return found
+
+
+def jit_functions(module) -> dict:
+    """{name: the innermost @triton.jit function} of the module's kernels."""
+    return {name: k.jit for name, k in kernel_objects(module).items()}
+
+
+def autotune_space(module) -> tuple[dict, list]:
+    """(space, seeds) from the module's @triton.autotune configs: every value a knob takes in some
+    config, and each config as a point (launch options num_warps and num_stages included)."""
+    space: dict = {}
+    seeds = []
+    for k in kernel_objects(module).values():
+        for config in getattr(k.autotuner, "configs", None) or ():
+            point = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
+            if getattr(config, "num_ctas", 1) not in (None, 1):
+                point["num_ctas"] = config.num_ctas
+            seeds.append(point)
+            for key, value in point.items():
+                values = space.setdefault(key, [])
+                if value not in values:
+                    values.append(value)
+    return {k: sorted(v) if all(isinstance(x, (int, float)) for x in v) else v for k, v in space.items()}, seeds
 
 
 class KernelSet:
-    """What `launch(k, inputs, params)` receives: `k.NAME` is the module's @triton.jit function NAME."""
+    """What `launch(k, inputs, params)` receives: `k.NAME` is the module's kernel NAME."""
 
     def __init__(self, module, wrap=None):
-        for name, fn in jit_functions(module).items():
-            setattr(self, name, wrap(fn) if wrap else fn)
+        for name, k in kernel_objects(module).items():
+            setattr(self, name, wrap(k) if wrap else k.call)
 
 
 class Tensors:
@@ -316,29 +438,44 @@ def _bind_options(fn, first: int | None, args: tuple, kwargs: dict, options: dic
     return args, {**kwargs, **options}
 
 
+def _supply(k: KernelObject, supplied: dict, args: tuple, kwargs: dict) -> dict:
+    """kwargs with an autotuned kernel's point values added, where the call does not give them."""
+    given = set(k.arg_names[:len(args)]) | set(kwargs)
+    return {**{n: v for n, v in supplied.items() if n not in given}, **kwargs}
+
+
 class _WithOptions:
-    def __init__(self, fn, options: dict):
-        self.fn, self.options = fn, options
-        self.first = _first_option_parameter(fn, options)
+    def __init__(self, k: KernelObject, options: dict, params: dict | None = None):
+        self.k, self.fn, self.options = k, k.call, options
+        self.first = _first_option_parameter(k.jit, options)
+        self.supplied, self.zeroed = k.supplied(params or {}), k.zeroed()
 
     def __getitem__(self, grid):
         runner = self.fn[grid]
-        if self.first is None:  # the common case, kept as cheap as a launch can be: it is timed
+        if self.first is None and not self.supplied and not self.zeroed:
+            # the common case, kept as cheap as a launch can be: it is timed
             return lambda *args, **kwargs: runner(*args, **{**kwargs, **self.options})
 
         def run(*args, **kwargs):
-            args, kwargs = _bind_options(self.fn, self.first, args, kwargs, self.options)
+            kwargs = _supply(self.k, self.supplied, args, kwargs)
+            for name in self.zeroed:  # as the autotuner does before every launch
+                value = dict(zip(self.k.arg_names, args)).get(name, kwargs.get(name))
+                if value is not None:
+                    value.zero_()
+            args, kwargs = _bind_options(self.k.jit, self.first, args, kwargs, self.options)
             return runner(*args, **kwargs)
 
         return run
 
 
 class _Recorder:
-    def __init__(self, fn, launches: list, options: dict):
-        self.fn, self.launches, self.options = fn, launches, options
+    def __init__(self, k: KernelObject, launches: list, options: dict, params: dict | None = None):
+        self.k, self.fn, self.launches, self.options = k, k.jit, launches, options
+        self.supplied = k.supplied(params or {})
 
     def __getitem__(self, grid):
         def record(*args, **kwargs):
+            kwargs = _supply(self.k, self.supplied, args, kwargs)
             args, kwargs = _bind_options(self.fn, _first_option_parameter(self.fn, self.options), args, kwargs,
                                          self.options)
             names = self.fn.arg_names
@@ -349,6 +486,9 @@ class _Recorder:
                     bound[key] = value
                 if key not in names or key in self.options:
                     options[key] = value
+            for values in self.k.heuristics:  # as each @triton.heuristics computes them, outermost first
+                for name, rule in values.items():
+                    bound[name] = rule(dict(bound))
             g = grid(bound) if callable(grid) else grid
             g = tuple(g) if isinstance(g, (tuple, list)) else (g,)
             self.launches.append(Launch(self.fn, g, bound, options))
@@ -419,7 +559,7 @@ def knobs_read(kernel: Kernel, shape: dict, dtype: str, params: dict) -> dict:
     completed = True
     try:
         inputs = kernel.make_inputs(shape, dtype, Tensors("meta", 0))
-        kernel.fn("launch")(KernelSet(kernel.module, lambda fn: _Recorder(fn, [], {})), inputs, tracker)
+        kernel.fn("launch")(KernelSet(kernel.module, lambda k: _Recorder(k, [], {}, params)), inputs, tracker)
     except Exception:
         completed = False
     known = set(kernel.attr("SPACE", {}) or {}) | kernel.jit_arguments

@@ -67,3 +67,57 @@ def test_a_failure_a_defect_explains_is_the_interpreters_not_the_kernels():
     assert blame("wrong", wrong, "bfloat16", []) == ""  # a fixed interpreter: the kernel's own
     crash = "InterpreterError: AttributeError(\"'float' object has no attribute 'to'\")"
     assert blame("crash", crash, "float32", ["float_scalar"]).startswith("it passes a float scalar argument")
+
+
+AUTOTUNED_RECIPE = """
+[kernel]
+generator = "dsl"
+file = "kernel.py"
+
+[problem]
+dtype = "float32"
+shapes = [{M = 16, N = 1000}]
+
+[search]
+trials = 4
+timeout = 120
+
+[targets]
+names = ["nvidia:sm_90", "amd:gfx942"]
+"""
+
+LOAD_AND_RUN = """
+import json, sys, torch
+import kt_cli
+kernel = kt_cli.load(sys.argv[1], target="nvidia:sm_90")
+x, w = torch.randn(5, 300), torch.randn(300)
+inputs = {"x": x, "w": w, "out": torch.full((5, 300), float("nan"))}
+kernel(inputs)
+ref = x.double() * torch.rsqrt((x.double() ** 2).mean(-1, keepdim=True) + 1e-6) * w.double()
+print(json.dumps({"err": float((inputs["out"].double() - ref).abs().max())}))
+"""
+
+
+def test_an_autotuned_kernel_tunes_unchanged_with_three_functions_of_glue(write, tmp_path):
+    """No SPACE, SEEDS, OUTPUTS, VERIFY_SHAPES, shape_of, flops or bytes: the autotune configs give the
+    space and are evaluated first, the reference's keys name the outputs, the verification shape and
+    the runtime's shape reader are derived from make_inputs."""
+    write("kernel.py", (DATA / "autotuned_rmsnorm.py").read_text())
+    recipe = write("recipe.toml", AUTOTUNED_RECIPE)
+    result = kt("tune", recipe, "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.stderr
+    trials = _trials(tmp_path / "art")
+    assert len(trials) == 8 and {t["failure_kind"] for t in trials} == {"ok"}, trials
+    for target in ("nvidia:sm_90", "amd:gfx942"):
+        points = [t["params"] for t in trials if t["target"] == target]
+        assert {"BLOCK_N": 128, "num_warps": 2, "num_stages": 3} in points  # each config, as the decorator has it
+        assert {"BLOCK_N": 512, "num_warps": 4, "num_stages": 2} in points
+        assert all(set(p) == {"BLOCK_N", "num_warps", "num_stages"} for p in points)  # EVEN_N: the heuristic's
+    manifest = json.loads((tmp_path / "art" / "recipe.kt" / "manifest.json").read_text())
+    for r in manifest["results"]:  # bytes: x, w and out once each; a small verification shape of the problem
+        assert r["stats"]["bytes_per_s"] * r["seconds"] == pytest.approx((2 * 16 * 1000 + 1000) * 4)
+        assert {"M": 16, "N": 125} in r["verification"]["shapes"]
+    run = subprocess.run([sys.executable, "-c", LOAD_AND_RUN, str(tmp_path / "art" / "recipe.kt")],
+                         capture_output=True, text=True, env=process_env(TRITON_INTERPRET="1"), timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads(run.stdout.strip().splitlines()[-1])["err"] < 1e-4

@@ -67,9 +67,11 @@ class TunedKernel:
             self.kernel = Kernel.load(artifact.kernel_source(manifest))
         except KernelModuleError as exc:
             raise BadInput(f"{self.path}: {exc}") from None
-        if self.kernel.fn("shape_of") is None:
-            raise BadInput(f"{self.path}: the kernel module defines no shape_of(inputs); kt_cli.load needs it "
-                           "to pick a config (see docs/kernel-protocol.md)")
+        tuned = [e["shape"] for e in manifest.get("results", ()) if e.get("shape")]
+        try:  # the module's shape_of, else one derived from its make_inputs at a tuned shape
+            self.shape_of = self.kernel.shape_reader(tuned[0] if tuned else {}, manifest["dtype"])
+        except KernelModuleError as exc:
+            raise BadInput(f"{self.path}: {exc}; kt_cli.load needs it to pick a config") from None
         stored = manifest.get("launch_options", {}).get(target)
         self.launch_options = tuple(stored if stored is not None else self._vendor_launch_options(target))
         self._chosen: dict = {}
@@ -144,7 +146,7 @@ class TunedKernel:
             raise BadInput(f"{self.path}: no input is {self.manifest['dtype']}, the dtype the artifact was tuned "
                            f"for (got {found}); tune for this dtype or convert the inputs")
         try:
-            shape = {k: int(v) for k, v in self.kernel.fn("shape_of")(inputs).items()}
+            shape = self.shape_of(inputs)
             params, options = split_params(self.config(shape)["params"], self.launch_options)
             self.kernel.launch(inputs, params, options)
         except KeyError as exc:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
-from kt_cli.kernel import Kernel, KernelModuleError, record_launches, signature_of
+from kt_cli.kernel import Kernel, KernelModuleError, autotune_space, record_launches, signature_of
 from kt_cli.types import Resources
 from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch, check_pristine, every_watched_name
@@ -56,10 +56,7 @@ def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dic
     kernel = _kernel(source)
     from kt_cli.kernel import Tensors
 
-    checks = list(verify_shapes or kernel.attr("VERIFY_SHAPES", []) or [])
-    if not checks:
-        raise WorkerFailure("bad_input", f"{source.path}: no verification shapes: set problem.verify_shapes in "
-                                         "the recipe or VERIFY_SHAPES in the module (small shapes, one odd)")
+    checks = list(verify_shapes or kernel.attr("VERIFY_SHAPES", []) or []) or [derived_verify_shape(shapes[0])]
     for shape in checks[:1]:
         try:
             inputs = kernel.make_inputs(shape, dtype, Tensors("cpu", 0))
@@ -72,17 +69,32 @@ def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dic
         except Exception as exc:
             raise WorkerFailure("bad_input", f"{source.path}: reference function "
                                              f"{source.fn_name('reference')!r} raised {type(exc).__name__}: {exc}") from None
+    tuned_space, tuned_seeds = autotune_space(kernel.module)  # an @triton.autotune's configs, where it has one
     return {
-        "space": dict(kernel.attr("SPACE", {}) or {}),
+        "space": dict(kernel.attr("SPACE", None) or tuned_space),
         "constraints": list(kernel.attr("CONSTRAINTS", []) or []),
         "verify_shapes": checks,
         "flops": [kernel.count("flops", s, dtype) for s in shapes],
         "bytes": [kernel.count("bytes_moved", s, dtype) for s in shapes],
         "output_bytes": [output_bytes(kernel, s, dtype) for s in shapes],
         "peak_dtype": (kernel.attr("PEAK_DTYPE", {}) or {}).get(dtype, dtype),
-        "seeds": [dict(seed) for seed in kernel.attr("SEEDS", []) or []],
+        "seeds": [dict(seed) for seed in kernel.attr("SEEDS", None) or tuned_seeds],
         "kernel_arguments": sorted(kernel.jit_arguments),
     }
+
+
+VERIFY_SIZE_MAX = 128  # a derived verification shape's sizes: small enough for the interpreter
+
+
+def derived_verify_shape(shape: dict) -> dict:
+    """A small shape of the problem's kind for a module that names none: each size halved while it is
+    above VERIFY_SIZE_MAX and even, so what it divides by stays (4096 -> 128, 1000 -> 125)."""
+    small = {}
+    for name, size in shape.items():
+        while size > VERIFY_SIZE_MAX and size % 2 == 0:
+            size //= 2
+        small[name] = size
+    return small
 
 
 def read_knobs(source, shape: dict, dtype: str, params: dict) -> dict:
