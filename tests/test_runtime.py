@@ -158,3 +158,26 @@ def test_the_loaded_kernel_runs_on_the_gpu(tmp_path):
     inputs = {"x": x, "y": torch.empty_like(x)}
     kernel(inputs)
     assert torch.allclose(inputs["y"].float(), torch.softmax(x.float(), -1), atol=1e-2)
+
+
+def test_export_refuses_a_knob_a_config_cannot_carry_and_names_what_the_call_passes(tmp_path):
+    import hashlib
+
+    art = small_artifact(tmp_path)
+    configs = kt_cli_runner()("export", art)
+    assert configs.exit_code == 0, configs.output
+    # the library softmax's launch sets SINGLE_PASS per problem: the call must pass it, and is told so
+    assert "each call of softmax_kernel still passes ROWS, ROW_STAGES, SINGLE_PASS," in configs.stdout
+    # the tutorial softmax's PROGRAMS sizes the grid and is no kernel argument
+    tutorial = (ROOT / "tests" / "data" / "tutorial_softmax.py").read_bytes()
+    (art / "softmax.py").write_bytes(tutorial)
+    manifest = json.loads((art / "manifest.json").read_text())
+    manifest["kernel"].update(generator="dsl", source_sha256=hashlib.sha256(tutorial).hexdigest())
+    manifest["dtype"] = "float32"
+    manifest["results"] = [r for r in manifest["results"] if r["target"] == "nvidia:sm_90"]
+    for r in manifest["results"]:
+        r["params"] = {"PROGRAMS": 4, "num_warps": 4, "num_stages": 1}
+    (art / "manifest.json").write_text(json.dumps(manifest))
+    refused = kt_cli_runner()("export", art)
+    assert refused.exit_code == 2, refused.output
+    assert "knob 'PROGRAMS' is not an argument of softmax_kernel" in refused.stderr and "kt_cli.load" in refused.stderr

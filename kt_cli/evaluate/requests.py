@@ -23,7 +23,7 @@ def dispatch(op: str, payload: dict):
     return {"inspect_module": inspect_module, "compile": compile_candidate, "knobs_read": read_knobs,
             "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
             "time_held": time_held, "ceilings": ceilings, "calibrate": calibrate, "recheck": recheck,
-            "interpreter_defects": interpreter_defects}[op](**payload)
+            "interpreter_defects": interpreter_defects, "launch_arguments": launch_arguments}[op](**payload)
 
 
 def _kernel(source) -> Kernel:
@@ -81,6 +81,28 @@ def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dic
         "seeds": [dict(seed) for seed in kernel.attr("SEEDS", None) or tuned_seeds],
         "kernel_arguments": sorted(kernel.jit_arguments),
     }
+
+
+def launch_arguments(source, shape: dict, dtype: str, params: dict, options: dict) -> list[dict]:
+    """What each kernel launch of `params` at `shape` gets (recorded on meta tensors, nothing runs):
+    [{"kernel": name, "arguments": {argument: value} for those named in params, "computed": [constexpr
+    arguments the launch sets itself], "options": {...}}]."""
+    from kt_cli.kernel import kernel_objects
+
+    kernel = _kernel(source)
+    by_jit = {id(k.jit): k for k in kernel_objects(kernel.module).values()}
+    out = []
+    for launch in record_launches(kernel, shape, dtype, params, options):
+        k = by_jit.get(id(launch.fn))
+        derived = {name for values in (k.heuristics if k else ()) for name in values}
+        constexprs = [launch.fn.arg_names[i] for i in launch.fn.constexprs]
+        out.append({"kernel": launch.fn.__name__,
+                    "arguments": {n: launch.args[n] for n in params if n in launch.args and n not in launch.options},
+                    # constexpr arguments the launch function sets itself (per problem): the caller's to pass
+                    "computed": sorted(n for n in constexprs if n in launch.args and n not in params
+                                       and n not in derived and n not in launch.options),
+                    "options": {n: v for n, v in launch.options.items() if isinstance(v, (int, float, str, bool))}})
+    return out
 
 
 VERIFY_SIZE_MAX = 128  # a derived verification shape's sizes: small enough for the interpreter
