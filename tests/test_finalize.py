@@ -97,6 +97,16 @@ def test_a_failed_finalize_leaves_the_artifact_unchanged(static_artifact, tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["recipe.kt"]  # no temporary folder left
 
 
+def test_a_time_past_the_peak_is_wrong_in_finalize_as_in_tuning(static_artifact, tmp_path, fake_device):
+    path = _copy(static_artifact, tmp_path)
+    manifest = _manifest(path)
+    # a module claiming far more work than it does: any real time is then past 100% of the peak
+    manifest["results"][0]["stats"]["fraction_of_peak"] = 1e9
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    result = kt("finalize", path)
+    assert result.exit_code == 1 and "of the device's peak: a measurement error" in result.output
+
+
 KILLED_AT_RENAME = """
 import os, signal, sys, types
 import kt_cli.artifact.store as store

@@ -97,6 +97,7 @@ def time_shortlist(manifest: dict, entry: dict, device: Device, workers: tuple, 
 
 def _time_config(source, dtype: str, entry: dict, point: dict, device: Device, workers: tuple) -> tuple:
     """(what became of one shortlisted config, (verification, timing) or None when it failed)."""
+    from kt_cli.evaluate.evaluator import above_peak
     from kt_cli.evaluate.failure import WorkerFailure
     from kt_cli.evaluate.phases import PhaseClock
     from kt_cli.types import Candidate
@@ -112,9 +113,16 @@ def _time_config(source, dtype: str, entry: dict, point: dict, device: Device, w
                                              PhaseClock(), verification.get("tolerance"))
     except WorkerFailure as exc:
         return {**row, "failure": exc.kind, "message": exc.message[:500]}, None
-    if not out["stats"]["median"] > 0:
+    median = out["stats"]["median"]
+    if not median > 0:
         return {**row, "failure": "wrong", "message": "timed at zero: a measurement error"}, None
-    return {**row, "measured_seconds": out["stats"]["median"]}, (checked, out)
+    # the same rule as measured tuning: past 100% of the target's peak is a measurement error or skipped work
+    estimated = entry.get("stats") or {}
+    fraction = estimated.get("fraction_of_peak")
+    above = above_peak(fraction * entry["seconds"] / median if fraction and entry.get("seconds") else None)
+    if above:
+        return {**row, "failure": "wrong", "message": above}, None
+    return {**row, "measured_seconds": median}, (checked, out)
 
 
 def measured_entry(entry: dict, device: Device, tried: list, params: dict, verification: dict, out: dict) -> dict:

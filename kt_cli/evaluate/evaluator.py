@@ -188,9 +188,9 @@ class Evaluator:
         if result.value < floor:
             return _impossible(result, f"faster than the hardware allows: {result.value:.3g} s, but writing its "
                                        f"{written:.0f} output bytes at peak bandwidth takes {floor:.3g} s", stats)
-        if rates["fraction_of_peak"] and rates["fraction_of_peak"] > 1.0:
-            return _impossible(result, f"measured {rates['fraction_of_peak']:.0%} of the device's peak: a "
-                                       "measurement error, not a win", stats)
+        above = above_peak(rates["fraction_of_peak"])
+        if above:
+            return _impossible(result, above, stats)
         return dataclasses.replace(result, stats=stats)
 
     def compile(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock) -> dict:
@@ -270,6 +270,13 @@ class Evaluator:
                           "estimate": compiled.get("estimate", {}),
                           "throttled": throttled(stats.get("device_state", {}))},
                 "verification": verification}
+
+
+def above_peak(fraction: float | None) -> str:
+    """Why a measured time is impossible because its rate is past 100% of a declared peak, or ""."""
+    if fraction and fraction > 1.0:
+        return f"measured {fraction:.0%} of the device's peak: a measurement error, not a win"
+    return ""
 
 
 def throttled(device_state: dict) -> bool:
