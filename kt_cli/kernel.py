@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REQUIRED = ("make_inputs", "reference", "launch")
+REQUIRED = ("make_inputs", "launch")  # without `reference`, kt verifies against a reference configuration
+TRITON_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")  # launch options every target takes
 TORCH_DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16", "float8_e4m3": "float8_e4m3fn"}
 
 
@@ -142,10 +143,13 @@ class Kernel:
 
     def _output_names(self, inputs: dict) -> tuple[str, ...]:
         """OUTPUTS, else the inputs the reference returns by name (asked once, on meta copies of the
-        inputs: nothing computed), else ("out",)."""
+        inputs: nothing computed), else ("out",). Without a reference function: the inputs the
+        reference configuration's launch changes (asked once, on copies of real inputs)."""
         declared = self.attr("OUTPUTS")
         if declared is not None:
             return tuple(declared)
+        if self.differential and "_outputs" not in self.__dict__:
+            self.__dict__["_outputs"] = self._written_by_reference_config(inputs)
         if "_outputs" not in self.__dict__:
             self.__dict__["_outputs"] = ("out",)
             try:
@@ -156,6 +160,66 @@ class Kernel:
             except Exception:  # a reference that needs data: the default stands, and says so when it misses
                 pass
         return self.__dict__["_outputs"]
+
+    @property
+    def differential(self) -> bool:
+        """No reference function: the kernel at its reference configuration is the reference."""
+        return self.fn("reference") is None
+
+    def reference_point(self) -> tuple[dict, dict]:
+        """(params, launch options) of the reference configuration: the recipe's kernel.reference_config,
+        else the module's first SEEDS point, else its @triton.autotune's first config."""
+        point = self.source.meta.get("reference_config") or next(
+            iter(self.attr("SEEDS", None) or autotune_space(self.module)[1]), None)
+        if not point:
+            raise KernelModuleError(
+                f"{self.source.path}: no reference(inputs) and no configuration to verify against: define "
+                "reference, or set kernel.reference_config in the recipe (the author's config), or SEEDS")
+        return ({k: v for k, v in point.items() if k not in TRITON_OPTIONS},
+                {k: v for k, v in point.items() if k in TRITON_OPTIONS})
+
+    def _reference_run(self, inputs: dict, outputs: tuple) -> dict:
+        """A copy of `inputs` (outputs poisoned) after the reference configuration's launch."""
+        from kt_cli.evaluate.verify import poison
+
+        copy = {k: v.clone() if hasattr(v, "clone") else v for k, v in inputs.items()}
+        for name in outputs:
+            poison(copy[name])
+        self.launch(copy, *self.reference_point())
+        return copy
+
+    def _written_by_reference_config(self, inputs: dict) -> tuple[str, ...]:
+        if any(getattr(v, "is_meta", False) for v in inputs.values()):
+            raise KernelModuleError(f"{self.source.path}: no reference(inputs) and no OUTPUTS: kt finds the outputs "
+                                    "by running the reference configuration, which cannot run here; set OUTPUTS")
+        after = self._reference_run(inputs, ())
+        written = tuple(k for k, v in inputs.items() if hasattr(v, "clone") and not _same_bits(v, after[k]))
+        if not written:
+            raise KernelModuleError(f"{self.source.path}: the reference configuration changed no input; set OUTPUTS "
+                                    "(or define reference)")
+        return written
+
+    def expected(self, inputs: dict, outputs: tuple) -> dict:
+        """The outputs `inputs` must produce: the reference function's on the inputs that are not outputs,
+        else the reference configuration's launch on a copy (the kernel as its author configured it)."""
+        if not self.differential:
+            return self.reference({k: v for k, v in inputs.items() if k not in outputs})
+        after = self._reference_run(inputs, outputs)
+        return {name: after[name].double() for name in outputs}
+
+    def tolerance(self, dtype: str):
+        """The module's TOLERANCE for `dtype`; in differential verification, twice assert_close's default
+        (two roundings, two summation orders) where the module gives none."""
+        own = (self.attr("TOLERANCE", {}) or {}).get(dtype)
+        if own is not None or not self.differential:
+            return own
+        from kt_cli.evaluate.verify import DEFAULTS
+
+        rtol, atol = DEFAULTS[dtype]
+        params, options = self.reference_point()
+        return {"rtol": 2 * rtol, "atol": 2 * atol, "rms": rtol,
+                "why": f"differential: against this kernel at its reference configuration {{**{params}, **{options}}} "
+                       "(no reference function); twice assert_close's default"}
 
     def reference(self, inputs: dict) -> dict:
         result = self.fn("reference")(inputs)
@@ -231,9 +295,17 @@ class Kernel:
         return read
 
     def baseline(self, inputs: dict):
-        """The torch op a result is compared with for speed; defaults to the reference."""
+        """The op a result is compared with for speed: the module's baseline, else its reference, else
+        the kernel at its reference configuration (into output buffers of its own: what the candidate's
+        launches leave stays theirs)."""
         fn = self.fn("baseline") or self.fn("reference")
-        return fn(inputs)
+        if fn is not None:
+            return fn(inputs)
+        key = id(inputs)
+        if self.__dict__.get("_baseline_inputs", (None,))[0] != key:
+            own = {k: v.clone() if k in self._output_names(inputs) else v for k, v in inputs.items()}
+            self.__dict__["_baseline_inputs"] = (key, own)
+        return self.launch(self.__dict__["_baseline_inputs"][1], *self.reference_point())
 
     def count(self, what: str, shape: dict, dtype: str) -> float:
         """flops or bytes_moved of the problem. Where the module does not say: no flops (0), and the bytes
@@ -302,6 +374,13 @@ def kernel_objects(module) -> dict:
         if isinstance(inner, (JITFunction, InterpretedFunction)):
             found[name] = KernelObject(call, inner, tuple(heuristics), autotuner)
     return found
+
+
+def _same_bits(a, b) -> bool:
+    """Whether two tensors hold the same bytes (NaN payloads included)."""
+    import torch
+
+    return a.shape == b.shape and torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
 
 
 def jit_functions(module) -> dict:

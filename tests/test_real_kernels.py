@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from kt_cli.evaluate.interpreter_fixes import blame
-from tests.helpers import ROOT, dsl_recipe, kt, process_env
+from tests.helpers import ROOT, dsl_recipe, kt, one_error_line, process_env
 
 DATA = ROOT / "tests" / "data"
 
@@ -121,3 +121,37 @@ def test_an_autotuned_kernel_tunes_unchanged_with_three_functions_of_glue(write,
                          capture_output=True, text=True, env=process_env(TRITON_INTERPRET="1"), timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout.strip().splitlines()[-1])["err"] < 1e-4
+
+
+def _no_reference(text: str) -> str:
+    return text[:text.index("def reference(inputs):")]
+
+
+def test_without_a_reference_candidates_are_checked_against_the_authors_config(write, tmp_path):
+    """No reference function: the first autotune config (or kernel.reference_config) is the reference;
+    a config that computes differently is wrong, the others verify."""
+    kernel = _no_reference((DATA / "autotuned_rmsnorm.py").read_text()).replace(
+        "    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)\n",
+        "    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)\n"
+        "    if BLOCK_N == 512:  # planted: 1% off, for this config only\n        rstd = rstd * 1.01\n")
+    write("kernel.py", kernel)
+    recipe = write("recipe.toml", AUTOTUNED_RECIPE.replace("trials = 4", "trials = 6").replace(
+        'names = ["nvidia:sm_90", "amd:gfx942"]', 'names = ["nvidia:sm_90"]'))
+    result = kt("tune", recipe, "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.stderr
+    trials = _trials(tmp_path / "art")
+    assert any(t["params"]["BLOCK_N"] == 512 for t in trials)  # the autotune config of 512 is a seed
+    for t in trials:
+        assert (t["failure_kind"] == "wrong") == (t["params"]["BLOCK_N"] == 512), t
+    manifest = json.loads((tmp_path / "art" / "recipe.kt" / "manifest.json").read_text())
+    why = manifest["results"][0]["verification"]["tolerance"]["why"]
+    assert why.startswith("differential: against this kernel at its reference configuration") and "128" in why
+
+    # with no reference function and no configuration to compare with: one line, before any trial
+    write("kernel.py", _no_reference((DATA / "scaled_gate.py").read_text()) + (DATA / "scaled_gate.py").read_text()
+          .split("def reference(inputs):")[1].split("\n\n\n", 1)[1])
+    bare = write("bare.toml", AUTOTUNED_RECIPE.replace("{M = 16, N = 1000}", "{N = 1000}").replace(
+        "timeout = 120", "timeout = 120\n\n[search.space]\nBLOCK = [256]"))
+    refused = kt("tune", bare, "--out", tmp_path / "bare")
+    assert refused.exit_code == 2 and "set kernel.reference_config in the recipe" in one_error_line(refused)
+    assert not (tmp_path / "bare" / "recipe.kt").exists()

@@ -63,12 +63,18 @@ def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dic
         except Exception as exc:
             raise WorkerFailure("bad_input", f"{source.path}: {source.fn_name('make_inputs')}({shape}) raised "
                                              f"{type(exc).__name__}: {exc}") from None
-        outputs = kernel.outputs(inputs)
         try:
-            kernel.reference({k: v for k, v in inputs.items() if k not in outputs})
+            outputs = kernel.outputs(inputs)
+        except KernelModuleError as exc:
+            raise WorkerFailure("bad_input", str(exc)) from None
+        try:
+            kernel.expected(inputs, outputs)
+        except KernelModuleError as exc:
+            raise WorkerFailure("bad_input", str(exc)) from None
         except Exception as exc:
-            raise WorkerFailure("bad_input", f"{source.path}: reference function "
-                                             f"{source.fn_name('reference')!r} raised {type(exc).__name__}: {exc}") from None
+            what = (f"the reference configuration {kernel.reference_point()}" if kernel.differential
+                    else f"reference function {source.fn_name('reference')!r}")
+            raise WorkerFailure("bad_input", f"{source.path}: {what} raised {type(exc).__name__}: {exc}") from None
     tuned_space, tuned_seeds = autotune_space(kernel.module)  # an @triton.autotune's configs, where it has one
     return {
         "space": dict(kernel.attr("SPACE", None) or tuned_space),
@@ -248,7 +254,7 @@ def judge_cases(source, runs: list, dtype: str, seed: int, tolerance, target=Non
     from kt_cli.evaluate.verify import WrongResult, tolerance_for
 
     problem, held = _held(source, runs, dtype, seed, target, make=False)
-    bound = tolerance_for(dtype, problem.attr("TOLERANCE", {}).get(dtype), tolerance)
+    bound = tolerance_for(dtype, problem.tolerance(dtype), tolerance)
     try:
         return judge_held(held, bound)
     except WrongResult as exc:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kt_cli.errors import BadInput
-from kt_cli.kernel import REQUIRED, parse_module_file
+from kt_cli.kernel import parse_module_file
 
 DEFAULT_SIZE = 4096  # a problem size the recipe starts with, to be replaced by the user's own
 
@@ -105,8 +105,13 @@ def starter_recipe(path: Path, recipe_dir: Path, kernel: KernelSignature, sizes:
     except ValueError:
         file = str(path.resolve())
     shape = ", ".join(f"{s} = {DEFAULT_SIZE}" for s in sizes) or f"N = {DEFAULT_SIZE}"
+    example = ", ".join(f"{k} = {_knob_values(k)[-1]}" for k in (kernel.knobs if knobs is None else knobs)
+                        if k not in ("num_warps", "num_stages"))
     lines = [f"# Written by `kt init {path.name}:{kernel.name}`: check the problem sizes, then `kt tune` this file.",
-             "[kernel]", 'generator = "dsl"', f'file = "{file}"', f'kernel = "{kernel.name}"', "",
+             "[kernel]", 'generator = "dsl"', f'file = "{file}"', f'kernel = "{kernel.name}"',
+             "# Without a reference function, candidates are checked against the kernel at this config",
+             "# (default: its first SEEDS point or @triton.autotune config):",
+             f"# reference_config = {{{example + ', ' if example else ''}num_warps = 4}}", "",
              "[problem]", 'dtype = "float16"  # float32, float16, bfloat16, float8_e4m3',
              "# the sizes make_inputs reads from shape[...]; one table per problem to tune",
              f"shapes = [{{{shape}}}]", "",
@@ -126,6 +131,7 @@ def starter_recipe(path: Path, recipe_dir: Path, kernel: KernelSignature, sizes:
 
 
 OUTPUT_WORDS = ("out", "dst", "result", "res")
+PROTOCOL = ("make_inputs", "reference", "launch")  # reference optional: else kernel.reference_config is the reference
 
 
 def glue_to_add(tree: ast.Module, kernel: KernelSignature, sizes: list[str]) -> str:
@@ -133,7 +139,7 @@ def glue_to_add(tree: ast.Module, kernel: KernelSignature, sizes: list[str]) -> 
     after the kernel's pointer arguments (an argument named like an output is made empty), a launch
     with a 1-D grid over the first size, a reference to write."""
     defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    missing = [name for name in REQUIRED if name not in defined]
+    missing = [name for name in PROTOCOL if name not in defined]
     if not missing:
         return ""
     pointers = [a for a in kernel.arguments if a.endswith("ptr")]
@@ -157,6 +163,7 @@ def glue_to_add(tree: ast.Module, kernel: KernelSignature, sizes: list[str]) -> 
         "reference": [
             "def reference(inputs):",
             "    # what the outputs must hold, computed in float64, by name: these names are the outputs kt checks",
+            "    # (optional: without it, kt checks every candidate against the kernel at kernel.reference_config)",
             "    return {" + ", ".join(f'"{name[a]}": ...' for a in outputs) + "}"],
         "launch": [
             "def launch(k, inputs, params):",

@@ -10,14 +10,14 @@ from kt_cli.errors import BadInput
 from kt_cli.hookspecs import hookimpl
 from kt_cli.kernel import REQUIRED, KernelSource, parse_module_file
 
-RENAMEABLE = REQUIRED + ("baseline", "flops", "bytes_moved", "traffic")
+RENAMEABLE = REQUIRED + ("reference", "baseline", "flops", "bytes_moved", "traffic")
 
 
 class DslGenerator:
     name = "dsl"
 
     def build(self, kernel_table: dict, recipe_path: Path) -> KernelSource:
-        allowed = {"generator", "file", "name", "kernel", *RENAMEABLE}
+        allowed = {"generator", "file", "name", "kernel", "reference_config", *RENAMEABLE}
         unknown = set(kernel_table) - allowed
         if unknown:
             raise BadInput(f"{recipe_path}: kernel.{sorted(unknown)[0]}: unknown key; the dsl generator takes: "
@@ -36,9 +36,7 @@ class DslGenerator:
         for key, value in functions.items():
             if not isinstance(value, str):
                 raise BadInput(f"{recipe_path}: kernel.{key}: must be the name of a function in {file}")
-        _, tree = parse_module_file(path)
-        defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        defined = _defined(path)
         for protocol in REQUIRED:
             name = functions.get(protocol, protocol)
             if name not in defined:
@@ -47,7 +45,25 @@ class DslGenerator:
         kernel_name = kernel_table.get("kernel")
         if kernel_name is not None and kernel_name not in defined:
             raise BadInput(f"{recipe_path}: kernel.kernel: {file} has no function {kernel_name!r}")
-        return KernelSource(str(path), self.name, kernel_table.get("name", path.stem), functions)
+        meta = {}
+        reference_config = kernel_table.get("reference_config")
+        if reference_config is not None:
+            if not isinstance(reference_config, dict) or not reference_config or not all(
+                    isinstance(v, (int, float, str)) for v in reference_config.values()):
+                raise BadInput(f"{recipe_path}: kernel.reference_config: must be a table of knob values, the "
+                               "configuration verification compares against, e.g. {BLOCK = 1024, num_warps = 4}")
+            meta["reference_config"] = dict(reference_config)
+        if "reference" in functions and functions["reference"] not in defined:  # optional, but named: must exist
+            raise BadInput(f"{recipe_path}: kernel.reference: {file} has no function {functions['reference']!r}")
+        return KernelSource(str(path), self.name, kernel_table.get("name", path.stem), functions, meta=meta)
+
+
+def _defined(path: Path) -> set:
+    """Names the module defines at its top level (functions and assignments), from its syntax tree."""
+    _, tree = parse_module_file(path)
+    defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return defined | {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+                      if isinstance(t, ast.Name)}
 
 
 @hookimpl
