@@ -120,7 +120,7 @@ def compare(arguments: list[str], vendors: list[str] | None = None) -> Compariso
     return Comparison(kept, notes)
 
 
-HEADERS = ["kernel", "problem", "target", "device", "mode", "time", "TFLOP/s", "GB/s", "% peak", "vs torch",
+HEADERS = ["kernel", "problem", "target", "device", "mode", "time", "TFLOP/s", "GB/s", "% peak", "vs baseline",
            "best params"]
 
 

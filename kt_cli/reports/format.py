@@ -82,4 +82,4 @@ def result_rows(entries: list[dict]) -> list[list]:
     return rows
 
 
-RESULT_HEADERS = ["target", "problem", "mode", "time", "% peak", "vs torch", "best params", "rel err", "trials"]
+RESULT_HEADERS = ["target", "problem", "mode", "time", "% peak", "vs baseline", "best params", "rel err", "trials"]
