@@ -178,13 +178,9 @@ class Kernel:
         return ({k: v for k, v in point.items() if k not in TRITON_OPTIONS},
                 {k: v for k, v in point.items() if k in TRITON_OPTIONS})
 
-    def _reference_run(self, inputs: dict, outputs: tuple) -> dict:
-        """A copy of `inputs` (outputs poisoned) after the reference configuration's launch."""
-        from kt_cli.evaluate.verify import poison
-
+    def run_reference_config(self, inputs: dict) -> dict:
+        """A copy of `inputs` after the reference configuration's launch on it."""
         copy = {k: v.clone() if hasattr(v, "clone") else v for k, v in inputs.items()}
-        for name in outputs:
-            poison(copy[name])
         self.launch(copy, *self.reference_point())
         return copy
 
@@ -192,34 +188,12 @@ class Kernel:
         if any(getattr(v, "is_meta", False) for v in inputs.values()):
             raise KernelModuleError(f"{self.source.path}: no reference(inputs) and no OUTPUTS: kt finds the outputs "
                                     "by running the reference configuration, which cannot run here; set OUTPUTS")
-        after = self._reference_run(inputs, ())
+        after = self.run_reference_config(inputs)
         written = tuple(k for k, v in inputs.items() if hasattr(v, "clone") and not _same_bits(v, after[k]))
         if not written:
             raise KernelModuleError(f"{self.source.path}: the reference configuration changed no input; set OUTPUTS "
                                     "(or define reference)")
         return written
-
-    def expected(self, inputs: dict, outputs: tuple) -> dict:
-        """The outputs `inputs` must produce: the reference function's on the inputs that are not outputs,
-        else the reference configuration's launch on a copy (the kernel as its author configured it)."""
-        if not self.differential:
-            return self.reference({k: v for k, v in inputs.items() if k not in outputs})
-        after = self._reference_run(inputs, outputs)
-        return {name: after[name].double() for name in outputs}
-
-    def tolerance(self, dtype: str):
-        """The module's TOLERANCE for `dtype`; in differential verification, twice assert_close's default
-        (two roundings, two summation orders) where the module gives none."""
-        own = (self.attr("TOLERANCE", {}) or {}).get(dtype)
-        if own is not None or not self.differential:
-            return own
-        from kt_cli.evaluate.verify import DEFAULTS
-
-        rtol, atol = DEFAULTS[dtype]
-        params, options = self.reference_point()
-        return {"rtol": 2 * rtol, "atol": 2 * atol, "rms": rtol,
-                "why": f"differential: against this kernel at its reference configuration {{**{params}, **{options}}} "
-                       "(no reference function); twice assert_close's default"}
 
     def reference(self, inputs: dict) -> dict:
         result = self.fn("reference")(inputs)

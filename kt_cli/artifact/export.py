@@ -29,14 +29,22 @@ def triton_configs(path) -> str:
     a triton.Config cannot carry is refused with the reason: a launch that runs several kernels, or a
     knob that is neither an argument of the kernel nor a launch option (it shapes the grid or the
     launch itself): kt_cli.load runs those."""
+    manifest = artifact.read(path)
+    by_target, computed, kernel_names = _recorded_configs(manifest)
+    return _module_text(manifest, by_target, computed, kernel_names)
+
+
+def _recorded_configs(manifest: dict) -> tuple[dict, dict, dict]:
+    """({target: [(shape, mode, kernel arguments, launch options, rewritten)]}, the constexprs kt's
+    launch function computes per problem, the kernels launched), or a BadInput where a config cannot
+    be a triton.Config."""
     from kt_cli.errors import BadInput
     from kt_cli.evaluate.pool import Worker
     from kt_cli.evaluate.requests import split_params
 
-    manifest = artifact.read(path)
     source = artifact.kernel_source(manifest)
     by_target: dict = {}
-    computed: dict = {}  # constexpr arguments kt's launch function sets per problem (ordered set)
+    computed: dict = {}  # ordered sets
     kernel_names: dict = {}
     with Worker() as worker:
         for e in manifest["results"]:
@@ -62,6 +70,10 @@ def triton_configs(path) -> str:
             by_target.setdefault(e["target"], []).append((e["shape"], e["mode"], got, options, rewritten))
             computed.update(dict.fromkeys(launches[0]["computed"]))
             kernel_names.update(dict.fromkeys(kernels))
+    return by_target, computed, kernel_names
+
+
+def _module_text(manifest: dict, by_target: dict, computed: dict, kernel_names: dict) -> str:
     lines = [f'"""triton.Config lists exported by kt from {Path(manifest["_path"]).name} '
              f'({manifest["name"]}, {manifest["dtype"]}, created {manifest["created"]})."""',
              ""]

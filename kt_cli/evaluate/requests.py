@@ -53,9 +53,10 @@ def split_params(params: dict, launch_options: tuple) -> tuple[dict, dict]:
 
 def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dict:
     """Check that the module imports and its reference runs; return its defaults."""
-    kernel = _kernel(source)
+    from kt_cli.evaluate.verify import expected_outputs
     from kt_cli.kernel import Tensors
 
+    kernel = _kernel(source)
     checks = list(verify_shapes or kernel.attr("VERIFY_SHAPES", []) or []) or [derived_verify_shape(shapes[0])]
     for shape in checks[:1]:
         try:
@@ -68,7 +69,7 @@ def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dic
         except KernelModuleError as exc:
             raise WorkerFailure("bad_input", str(exc)) from None
         try:
-            kernel.expected(inputs, outputs)
+            expected_outputs(kernel, inputs, outputs)
         except KernelModuleError as exc:
             raise WorkerFailure("bad_input", str(exc)) from None
         except Exception as exc:
@@ -251,10 +252,10 @@ def judge_cases(source, runs: list, dtype: str, seed: int, tolerance, target=Non
     """The judge's verdict on what a candidate's launches left in the held cases of `runs` (then
     restored for the next candidate): the verification as JSON, or WorkerFailure("wrong")."""
     from kt_cli.evaluate.held_cases import judge_held
-    from kt_cli.evaluate.verify import WrongResult, tolerance_for
+    from kt_cli.evaluate.verify import WrongResult, module_tolerance, tolerance_for
 
     problem, held = _held(source, runs, dtype, seed, target, make=False)
-    bound = tolerance_for(dtype, problem.tolerance(dtype), tolerance)
+    bound = tolerance_for(dtype, module_tolerance(problem, dtype), tolerance)
     try:
         return judge_held(held, bound)
     except WrongResult as exc:

@@ -152,13 +152,40 @@ def case_plan(shapes: list[dict], trials: int = 3) -> list[tuple[dict, int]]:
     return [(shapes[t % len(shapes)], t) for t in range(max(trials, len(shapes) + 1))]
 
 
+def expected_outputs(problem, inputs: dict, outputs: tuple) -> dict:
+    """The outputs `inputs` must produce: the reference function's on the inputs that are not outputs,
+    else (differential verification) the kernel's at its reference configuration, launched on a copy
+    whose outputs are poisoned first."""
+    if not problem.differential:
+        return problem.reference({k: v for k, v in inputs.items() if k not in outputs})
+    poisoned = dict(inputs)
+    for name in outputs:
+        poisoned[name] = inputs[name].clone()
+        poison(poisoned[name])
+    after = problem.run_reference_config(poisoned)
+    return {name: after[name].double() for name in outputs}
+
+
+def module_tolerance(problem, dtype: str):
+    """The module's TOLERANCE for `dtype`; in differential verification, where the module gives none,
+    twice assert_close's default (two roundings, two summation orders) and which configuration it is."""
+    own = (problem.attr("TOLERANCE", {}) or {}).get(dtype)
+    if own is not None or not problem.differential:
+        return own
+    rtol, atol = DEFAULTS[dtype]
+    params, options = problem.reference_point()
+    return {"rtol": 2 * rtol, "atol": 2 * atol, "rms": rtol,
+            "why": f"differential: against this kernel at its reference configuration {{**{params}, **{options}}} "
+                   "(no reference function); twice assert_close's default"}
+
+
 def make_case(problem, shape: dict, dtype: str, device: str, seed: int) -> Case:
     """Inputs and reference outputs of `problem` (a Kernel whose make_inputs and reference are used)."""
     from kt_cli.kernel import Tensors
 
     inputs = problem.make_inputs(shape, dtype, Tensors(device, seed))
     outputs = problem.outputs(inputs)
-    expected = problem.expected(inputs, outputs)
+    expected = expected_outputs(problem, inputs, outputs)
     for name in outputs:
         if name not in expected:
             raise WrongResult(f"reference returns no output {name!r}")

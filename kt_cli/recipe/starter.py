@@ -125,9 +125,21 @@ def starter_recipe(path: Path, recipe_dir: Path, kernel: KernelSignature, sizes:
         chosen = kernel.knobs if knobs is None else knobs
         lines += [f"{k} = {_knob_values(k)}" for k in chosen if k not in ("num_warps", "num_stages")]
         lines += ["num_warps = [2, 4, 8]", "num_stages = [1, 2, 3]"]
-    lines += ["", "[targets]", '# without a GPU of a target kt estimates it; with one, it verifies and times there',
-              'names = ["nvidia:sm_90", "amd:gfx942"]', ""]
+    every, chosen = starter_targets()
+    lines += ["", "[targets]", "# without a GPU of a target kt estimates it; with one, it verifies and times there",
+              f"# every target: {', '.join(every)}", f"names = {chosen!r}".replace("'", '"'), ""]
     return "\n".join(lines)
+
+
+def starter_targets() -> tuple[list, list]:
+    """(every registered target, one of each vendor to start with: the middle generation it lists)."""
+    from kt_cli import plugins
+
+    names = list(plugins.targets())
+    by_vendor: dict = {}
+    for name in names:
+        by_vendor.setdefault(name.split(":", 1)[0], []).append(name)
+    return names, [listed[len(listed) // 2] for listed in by_vendor.values()]
 
 
 OUTPUT_WORDS = ("out", "dst", "result", "res")
