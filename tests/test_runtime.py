@@ -181,3 +181,33 @@ def test_export_refuses_a_knob_a_config_cannot_carry_and_names_what_the_call_pas
     refused = kt_cli_runner()("export", art)
     assert refused.exit_code == 2, refused.output
     assert "knob 'PROGRAMS' is not an argument of softmax_kernel" in refused.stderr and "kt_cli.load" in refused.stderr
+
+
+EXPORTED_UNDER_AUTOTUNE_SHAPES = textwrap.dedent("""
+    import json, sys, torch, triton
+    sys.path.insert(0, sys.argv[2])
+    from softmax import softmax_kernel  # the artifact's own kernel module
+    namespace = {}
+    exec(open(sys.argv[1]).read(), namespace)
+    out = {}
+    for cfg in namespace["CONFIGS"]["nvidia:sm_90"]:
+        m, n = 40, 260  # a problem the artifact was not tuned for
+        x, y = torch.randn(m, n), torch.full((m, n), float("nan"))
+        block = cfg.kwargs["BLOCK_N"]
+        # what the exported module's header says each call passes
+        softmax_kernel[(m,)](y, x, m, n, x.stride(0), y.stride(0), **cfg.kwargs, SINGLE_PASS=block >= n, ROWS=1,
+                             ROW_STAGES=1, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+        out[block] = float((y.double() - torch.softmax(x.double(), -1)).abs().max())
+    print(json.dumps(out))
+""")
+
+
+def test_exported_configs_run_under_the_interpreter_on_a_problem_not_in_the_artifact(tmp_path):
+    art = small_artifact(tmp_path)
+    module = tmp_path / "configs.py"
+    assert kt_cli_runner()("export", art, "--out", module).exit_code == 0
+    run = subprocess.run([sys.executable, "-c", EXPORTED_UNDER_AUTOTUNE_SHAPES, str(module), str(art)],
+                         capture_output=True, text=True, env=process_env(TRITON_INTERPRET="1"), timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    errors = json.loads(run.stdout.strip().splitlines()[-1])
+    assert set(errors) == {"128", "4096"} and all(e < 1e-5 for e in errors.values())  # two-pass and single-pass
