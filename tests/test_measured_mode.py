@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.helpers import dsl_recipe, kt, kt_process
+from tests.helpers import SCALED_ADD, dsl_recipe, kt, kt_process
 from tests.kernels_measured import REPEATS, SKIPS_ON_REPEAT, SLOWABLE
 
 FAKE = ["--target", "fake:cpu"]
@@ -139,3 +139,26 @@ def test_the_summary_counts_raced_out_candidates_apart(fake_device, write, tmp_p
     assert winner["params"]["REPEAT"] == 1
     expected = f"{4 - raced} timed fully, {raced} raced out" if raced else "4 timed fully, 0 pruned"
     assert expected in result.output
+
+
+def test_without_a_reference_the_authors_config_is_reference_and_baseline(fake_device, write, tmp_path):
+    """Differential verification on the device: no reference function, the module's first SEEDS point
+    is what candidates are checked against and timed beside; a config computing otherwise is wrong."""
+    kernel = SCALED_ADD[:SCALED_ADD.index("def reference(inputs):")] + SCALED_ADD[SCALED_ADD.index("def baseline"):]
+    kernel = kernel.replace("def baseline(inputs):", "def _unused_baseline(inputs):").replace(
+        "def launch(k, inputs, params):\n",
+        'SEEDS = [{"BLOCK": 1024}]\n\n\ndef launch(k, inputs, params):\n'
+        '    if params["BLOCK"] == 512:  # planted: scaled by 0.51, not 0.5\n'
+        '        n = inputs["x"].numel()\n'
+        '        k.scaled_add[(triton.cdiv(n, 512),)](inputs["out"], inputs["x"], inputs["y"], 0.51, n, BLOCK=512)\n'
+        '        return\n')
+    out = tmp_path / "out"
+    result = kt("tune", dsl_recipe(write, kernel, space="BLOCK = [512, 1024, 2048]\nnum_warps = [4]",
+                                   extra='sampler = "grid"', trials=3), *FAKE, "--out", out)
+    assert result.exit_code == 0, result.output
+    kinds = {t["params"]["BLOCK"]: t["failure_kind"] for t in _trials(out)}
+    assert kinds == {512: "wrong", 1024: "ok", 2048: "ok"}
+    entry = _manifest(out)["results"][0]
+    assert "differential" in entry["verification"]["tolerance"]["why"] and "1024" in entry["verification"]["tolerance"]["why"]
+    assert entry["stats"]["baseline"]["calls"] == entry["stats"]["calls"] and entry["stats"]["speedup"] > 0
+    assert "vs baseline" in result.output
