@@ -102,3 +102,42 @@ def test_timer_reads_a_copy_below_the_datasheet_peak():
     peak = vendor(device.vendor).device_peaks(device)["dram_bytes_per_s"]
     assert 0.5 * peak < bandwidth < peak
     assert stats.rel_ci <= 0.01 or stats.calls >= 20
+
+
+SEQ_RECIPE = """
+[kernel]
+generator = "templates"
+name = "{name}"
+
+[problem]
+dtype = "bfloat16"
+shapes = [{{T = 64, B = 16, H = 256, I = 256}}]
+
+[search]
+trials = 3
+timeout = 120
+"""
+
+
+@pytest.mark.parametrize("name", ["lstm_seq", "gru_seq"])
+def test_the_sequence_fused_recurrences_verify_on_the_gpu(write, tmp_path, name):
+    """The time loop feeds h back through global memory behind a block barrier: right on the device too."""
+    result = kt("tune", write("recipe.toml", SEQ_RECIPE.format(name=name)), "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    trials = [json.loads(l) for l in (tmp_path / "art" / "recipe.kt" / "trials.jsonl").read_text().splitlines()]
+    assert [t["failure_kind"] for t in trials] == ["ok"] * 3, trials
+
+
+def test_an_autotuned_kernel_without_a_reference_tunes_measured(write, tmp_path):
+    """tests/data/autotuned_rmsnorm.py without its reference: differential verification on the device."""
+    text = (ROOT / "tests" / "data" / "autotuned_rmsnorm.py").read_text()
+    write("kernel.py", text[:text.index("def reference(inputs):")])
+    recipe = write("recipe.toml", '[kernel]\ngenerator = "dsl"\nfile = "kernel.py"\n\n[problem]\ndtype = "bfloat16"\n'
+                                  'shapes = [{M = 4096, N = 4096}]\n\n[search]\ntrials = 6\ntimeout = 60\n')
+    result = kt("tune", recipe, "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    art = tmp_path / "art" / "recipe.kt"
+    trials = [json.loads(l) for l in (art / "trials.jsonl").read_text().splitlines()]
+    assert {t["failure_kind"] for t in trials} == {"ok"}, trials
+    (entry,) = json.loads((art / "manifest.json").read_text())["results"]
+    assert entry["mode"] == "measured" and "differential" in entry["verification"]["tolerance"]["why"]
