@@ -75,18 +75,9 @@ def end_with_parent(parent_pid: int) -> None:
 
     forked_from = os.getppid()
 
-    def parent_alive() -> bool:
-        try:
-            os.kill(parent_pid, 0)
-        except ProcessLookupError:
-            return False
-        except OSError:
-            return True
-        return True
-
     def watch() -> None:
         pause = threading.Event()  # waits without the time module, which the launch watch turns into tripwires
-        while os.getppid() == forked_from and parent_alive():
+        while os.getppid() == forked_from and process_alive({"pid": parent_pid}):
             pause.wait(1.0)
         os._exit(1)  # nobody will read what this process does
 

@@ -16,13 +16,18 @@ def point_key(params: dict) -> str:
     return json.dumps(params, sort_keys=True)
 
 
+def claimed(trial) -> bool:
+    """Whether `trial` took a unit of budget (it claimed its point before evaluating it)."""
+    return trial.user_attrs.get(CLAIM) == trial.number
+
+
 def awaits_retry(trial, retried: set) -> bool:
     """A claimed trial failed because its process died, whose retry is not queued yet: the process
     that failed it is queueing it now (or died doing so, and kt_cli.search.recovery queues it). Its
     point and its unit of budget stay taken until then. `retried`: the numbers that have a retry."""
     import optuna
 
-    return (trial.state == optuna.trial.TrialState.FAIL and trial.user_attrs.get(CLAIM) == trial.number
+    return (trial.state == optuna.trial.TrialState.FAIL and claimed(trial)
             and "result" not in trial.user_attrs and ABORTED not in trial.user_attrs
             and "failed_trial" not in trial.system_attrs and trial.number not in retried)
 
@@ -52,11 +57,10 @@ class Ledger:
         for t in trials:
             if t.number == me:
                 continue
-            claimed = t.user_attrs.get(CLAIM) == t.number
             # An enqueued trial's point lives in its fixed params: its params stay empty until it runs.
             fixed = t.system_attrs.get("fixed_params")
             if t.state == state.RUNNING:
-                if claimed:
+                if claimed(t):
                     taken[point_key(t.params)] = t
                 elif not {"result", "duplicate_of", SKIPPED} & set(t.user_attrs):
                     undecided.append(t.number)
@@ -74,13 +78,9 @@ class Ledger:
         # claiming (inside ask(), or while waiting its turn) had taken none, and its retry must not keep
         # a claimed point's retry from running (it is a suggestion like any other).
         number = {t.number: t for t in trials}
-        retries = sum(_held_a_unit(number.get(t.system_attrs["failed_trial"]))
-                      for t in queued.values() if "failed_trial" in t.system_attrs)
+        retries = sum(claimed(number[t.system_attrs["failed_trial"]]) for t in queued.values()
+                      if t.system_attrs.get("failed_trial") in number)
         return cls(evaluated, spent, taken, queued, retries, undecided)
-
-
-def _held_a_unit(dead) -> bool:
-    return dead is not None and dead.user_attrs.get(CLAIM) == dead.number
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import datetime
 
-from kt_cli.search.ledger import CLAIM, SKIPPED, awaits_retry
+from kt_cli.search.ledger import SKIPPED, awaits_retry, claimed
 from kt_cli.search.liveness import OWNER, is_dead
 from kt_cli.search.storage import trial_result
 
@@ -50,7 +50,7 @@ def _settle(study, trial) -> None:
     state = optuna.trial.TrialState
     result = trial_result(trial)
     values = None
-    if result is not None and ("duplicate_of" in trial.user_attrs or trial.user_attrs.get(CLAIM) == trial.number):
+    if result is not None and ("duplicate_of" in trial.user_attrs or claimed(trial)):
         final = state.COMPLETE if result.ok and result.value is not None else state.FAIL
         values = [result.value] if final == state.COMPLETE else None
     elif result is not None or SKIPPED in trial.user_attrs:
