@@ -38,11 +38,12 @@ CONSTRAINTS = [
 ]
 VERIFY_SHAPES = [{"T": 5, "B": 3, "H": 40, "I": 24}, {"T": 3, "B": 19, "H": 32, "I": 48}]
 _FEEDBACK = ("h is rounded to the dtype every step and fed back (as torch keeps it), so rounding and fp32 "
-             "accumulation errors carry across steps and scale with the state's typical size")
+             "accumulation errors carry across steps and scale with the state's typical size: 8 units of rounding "
+             "of the dtype (lstm_seq failed at 4, one element of 16.7 million at T = 1024, B = 16, H = 1024 on an H100)")
 TOLERANCE = {  # element-wise; `rms` scales with RMS(ref) (kt_cli.evaluate.verify.Tolerance)
-    "float32": {"rtol": 2e-3, "atol": 1e-5, "rms": 2e-3, "why": "tl.dot takes fp32 inputs as tf32 on tensor cores; " + _FEEDBACK},
-    "float16": {"rtol": 2e-3, "atol": 1e-5, "rms": 2e-3, "why": _FEEDBACK},
-    "bfloat16": {"rtol": 1.6e-2, "atol": 1e-5, "rms": 1.6e-2, "why": _FEEDBACK},
+    "float32": {"rtol": 4e-3, "atol": 1e-5, "rms": 4e-3, "why": "tl.dot takes fp32 inputs as tf32 on tensor cores; " + _FEEDBACK},
+    "float16": {"rtol": 4e-3, "atol": 1e-5, "rms": 4e-3, "why": _FEEDBACK},
+    "bfloat16": {"rtol": 3.2e-2, "atol": 1e-5, "rms": 3.2e-2, "why": _FEEDBACK},
 }
 
 

@@ -38,11 +38,13 @@ CONSTRAINTS = [
 ]
 VERIFY_SHAPES = [{"T": 5, "B": 3, "H": 40, "I": 24}, {"T": 3, "B": 19, "H": 32, "I": 48}]
 _FEEDBACK = ("h and c are rounded to the dtype every step and fed back (as torch keeps them), so rounding "
-             "and fp32 accumulation errors carry across steps and scale with the state's typical size")
+             "and fp32 accumulation errors carry across steps and scale with the state's typical size: 8 units "
+             "of rounding of the dtype (at 4, one element of 16.7 million failed at T = 1024, B = 16, H = 1024 "
+             "on an H100, and a CPU emulation of the same rounding reached 1.01x that bound)")
 TOLERANCE = {  # element-wise; `rms` scales with RMS(ref) (kt_cli.evaluate.verify.Tolerance)
-    "float32": {"rtol": 2e-3, "atol": 1e-5, "rms": 2e-3, "why": "tl.dot takes fp32 inputs as tf32 on tensor cores; " + _FEEDBACK},
-    "float16": {"rtol": 2e-3, "atol": 1e-5, "rms": 2e-3, "why": _FEEDBACK},
-    "bfloat16": {"rtol": 1.6e-2, "atol": 1e-5, "rms": 1.6e-2, "why": _FEEDBACK},
+    "float32": {"rtol": 4e-3, "atol": 1e-5, "rms": 4e-3, "why": "tl.dot takes fp32 inputs as tf32 on tensor cores; " + _FEEDBACK},
+    "float16": {"rtol": 4e-3, "atol": 1e-5, "rms": 4e-3, "why": _FEEDBACK},
+    "bfloat16": {"rtol": 3.2e-2, "atol": 1e-5, "rms": 3.2e-2, "why": _FEEDBACK},
 }
 
 
