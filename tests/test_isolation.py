@@ -8,7 +8,8 @@ from tests.helpers import SCALED_ADD, dsl_recipe, kt
 MISBEHAVING = SCALED_ADD.replace('''def launch(k, inputs, params):
     n = inputs["x"].numel()''', '''def launch(k, inputs, params):
     if params["BLOCK"] == 512:
-        import ctypes
+        import ctypes, sys
+        print("CUDA error: an illegal memory access was encountered", file=sys.stderr, flush=True)
         ctypes.string_at(0)  # segfault
     if params["BLOCK"] == 1024:
         while True:  # hang
@@ -31,7 +32,8 @@ def test_crash_hang_and_wrong_candidates_are_recorded_and_never_win(write, tmp_p
     trials = [json.loads(line) for line in (art / "trials.jsonl").read_text().splitlines()]
     kinds = {t["params"]["BLOCK"]: t["failure_kind"] for t in trials}
     assert kinds == {256: "ok", 512: "crash", 1024: "timeout", 2048: "wrong", 4096: "ok"}
-    assert "SIGSEGV" in next(t["message"] for t in trials if t["failure_kind"] == "crash")
+    crash = next(t["message"] for t in trials if t["failure_kind"] == "crash")
+    assert "SIGSEGV" in crash and crash.endswith("CUDA error: an illegal memory access was encountered")  # its last words
     manifest = json.loads((art / "manifest.json").read_text())
     (entry,) = manifest["results"]
     assert entry["params"]["BLOCK"] in (256, 4096)

@@ -92,6 +92,15 @@ class Scratch:
         middle = f"\n[... {dropped} bytes not kept ...]\n".encode() if dropped else b""
         return (head + middle + tail).decode(errors="replace")
 
+    def last_words(self) -> str:
+        """The last line of what the worker printed that names an error (else its last line), for the
+        message of a worker that died: a driver's or runtime's own reason before an abort."""
+        size = os.fstat(self._fd).st_size
+        text = (self._tail + os.pread(self._fd, OUTPUT_KEEP, max(0, size - OUTPUT_KEEP))).decode(errors="replace")
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        errors = [line for line in lines if "error" in line.lower()]
+        return clip((errors or lines or [""])[-1], 300)
+
     def _keep_head(self) -> int:
         """Keep the request's first bytes (once); returns where the rest starts in the file."""
         if self._head is not None:

@@ -187,7 +187,8 @@ class Worker:
             code = self._proc.exitcode
             self._kill()
             how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
-            raise WorkerFailure("crash", f"worker died while {doing} ({how})") from None
+            said = self._scratch.last_words()
+            raise WorkerFailure("crash", f"worker died while {doing} ({how})" + (f": {said}" if said else "")) from None
 
     def call(self, op: str, payload: Any, timeout: float) -> Any:
         if self._proc is None or not self._proc.is_alive():
