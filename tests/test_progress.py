@@ -2,6 +2,7 @@
 (earlier runs included), an ETA, a `resuming` line; a summary of what became of the candidates and of
 the time spent in each phase."""
 
+import json
 import re
 
 from kt_cli.search.tally import Tally, study_key
@@ -86,3 +87,11 @@ def test_a_measured_run_reports_candidates_timed_fully_and_the_time_phase(fake_d
     assert counts, result.stdout
     assert int(counts.group(1)) + int(counts.group(2) or 0) == 2 and int(counts.group(1)) >= 1
     assert re.search(r"compile [\d.]+ s, verify [\d.]+ s, time [\d.]+ s; device busy \d+% of the run", result.stdout)
+    # each trial keeps where its device time went, step by step, within its verify and time phases
+    for trial in (json.loads(line) for line in (tmp_path / "art" / "recipe.kt" / "trials.jsonl").read_text().splitlines()):
+        phases = trial["phase_seconds"]
+        verify_steps = [phases[f"verify.{s}"] for s in ("inputs", "launches", "judging")]
+        time_steps = [phases[f"time.{s}"] for s in ("inputs", "setup", "warm-up", "capture", "sampling", "checks",
+                                                    "relay", "judging")]
+        assert all(s >= 0 for s in verify_steps + time_steps) and phases["time.sampling"] > 0
+        assert sum(verify_steps) <= phases["verify"] * 1.01 + 1e-3 and sum(time_steps) <= phases["time"] * 1.01 + 1e-3

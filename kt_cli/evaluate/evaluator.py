@@ -228,7 +228,7 @@ class Evaluator:
                 with self.verifier.lock, clock.phase("verify"):
                     self._verified[key] = self.verifier.verify(self.interpreter, self.source, kernel_params, bound,
                                                                shapes, candidate.dtype, self.recipe.search.seed,
-                                                               self.recipe.problem.tolerance)
+                                                               self.recipe.problem.tolerance, clock)
             except WorkerFailure as exc:
                 exc.resources = compiled["resources"]
                 self._verified[key] = exc

@@ -12,6 +12,7 @@ verdict is not computed there, and the reference never enters it.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Callable
 
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
@@ -41,19 +42,24 @@ class IsolatedVerifier:
         return self.judge_pool.call(op, {**payload, "target": self.target}, self.timeout, restart_on=RESTART_ON)
 
     def verify(self, worker: WorkerPool, source, params: dict, options: dict, shapes: list, dtype: str, seed: int,
-               recipe_tolerance=None) -> dict:
+               recipe_tolerance=None, clock: PhaseClock | None = None) -> dict:
         """Verification (as JSON) of `params` on `shapes`: runs on fresh inputs (every shape, the first
         again on other inputs), then the first run once more on buffers of its own (a launch must be
-        repeatable). Raises WorkerFailure (`wrong`, `rejected`, `crash`, `timeout`)."""
+        repeatable). Raises WorkerFailure (`wrong`, `rejected`, `crash`, `timeout`). `clock` learns
+        how long each step took."""
+        clock = clock or PhaseClock()
         runs = case_plan(shapes)
         runs.append(runs[0])
-        held = self._judge("hold_cases", source=source, runs=runs, dtype=dtype, seed=seed)
         try:
-            worker.call("launch_held", {"source": source, "params": params, "options": options,
-                                        "shared": held["shared"], "watched_names": self.watched_names,
-                                        "target": self.target}, self.timeout, restart_on=RESTART_ON)
-            return self._judge("judge_cases", source=source, runs=runs, dtype=dtype, seed=seed,
-                               tolerance=recipe_tolerance)
+            with clock.phase("verify.inputs"):
+                held = self._judge("hold_cases", source=source, runs=runs, dtype=dtype, seed=seed)
+            with clock.phase("verify.launches"):
+                worker.call("launch_held", {"source": source, "params": params, "options": options,
+                                            "shared": held["shared"], "watched_names": self.watched_names,
+                                            "target": self.target}, self.timeout, restart_on=RESTART_ON)
+            with clock.phase("verify.judging"):
+                return self._judge("judge_cases", source=source, runs=runs, dtype=dtype, seed=seed,
+                                   tolerance=recipe_tolerance)
         except WorkerFailure as exc:
             raise self._interpreters_failure(worker, exc, dtype) or exc from None
 
@@ -70,18 +76,26 @@ class IsolatedVerifier:
         return WorkerFailure("interpreter", message) if message else None
 
     def time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, recipe_tolerance=None,
-             race: Callable[[], float | None] = lambda: None) -> dict:
+             race: Callable[[], float | None] = lambda: None, clock: PhaseClock | None = None) -> dict:
         """Measured mode, after verify(): time the candidate on the first run's held tensors (stopping
         early once it is surely slower than what `race` returns when timing starts), then have the judge
         check what the last timed batch left (the judge poisoned them before timing)."""
+        clock = clock or PhaseClock()
         first = case_plan(shapes)[:1]
-        held = self._judge("hold_cases", source=source, runs=first, dtype=candidate.dtype, seed=seed)
+        with clock.phase("time.inputs"):
+            held = self._judge("hold_cases", source=source, runs=first, dtype=candidate.dtype, seed=seed)
+        started = time.perf_counter()
         out = worker.call("time_held", {"source": source, "candidate": candidate, "target": self.target,
                                         "shared": held["shared"], "outputs": held["outputs"][0],
                                         "race_s": race()},
                           self.timeout, restart_on=RESTART_ON)
-        self._judge("judge_cases", source=source, runs=first, dtype=candidate.dtype, seed=seed,
-                    tolerance=recipe_tolerance, after="after the timed calls: ")
+        steps = out.pop("steps", {})
+        for step, seconds in steps.items():
+            clock.add(f"time.{step}", seconds)
+        clock.add("time.relay", time.perf_counter() - started - sum(steps.values()))
+        with clock.phase("time.judging"):
+            self._judge("judge_cases", source=source, runs=first, dtype=candidate.dtype, seed=seed,
+                        tolerance=recipe_tolerance, after="after the timed calls: ")
         return out
 
     def verify_and_time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, clock: PhaseClock,
@@ -94,9 +108,10 @@ class IsolatedVerifier:
         with self.lock:
             with clock.phase("verify"):
                 verification = self.verify(worker, source, params, options, shapes, candidate.dtype, seed,
-                                           recipe_tolerance)
+                                           recipe_tolerance, clock)
             with clock.phase("time"):
-                return verification, self.time(worker, source, candidate, shapes, seed, recipe_tolerance, race)
+                return verification, self.time(worker, source, candidate, shapes, seed, recipe_tolerance, race,
+                                               clock)
 
 
 def device_workers(spec, timeout: float, device=None) -> tuple[WorkerPool, IsolatedVerifier]:

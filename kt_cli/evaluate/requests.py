@@ -314,6 +314,7 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     `race_s`, sampling stops after any batch whose interval puts the candidate's median above it."""
     from kt_cli.evaluate.held_cases import open_shared
 
+    started = time.perf_counter()
     device = _candidate_device(target)
     kernel = _kernel(source)
     params, options = split_params(candidate.params, target.launch_options)
@@ -328,6 +329,7 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
 
     method = _problem_method(timer, (source.path, tuple(candidate.shape.items()), candidate.dtype), baseline)
     before = device.vendor.device_state(device.device)
+    setup = time.perf_counter() - started
     try:
         stats, base = timer.measure_interleaved([watched_launch, baseline], method,
                                                 lambda: _poison_outputs(inputs, outputs),
@@ -340,8 +342,10 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     watch.verdict()  # the timed calls did their work in their kernels, on the timed stream
     after = device.vendor.device_state(device.device)
     del inputs, launch, baseline
+    steps = {"setup": setup, **getattr(timer, "last_steps", {})}
+    steps["checks"] = time.perf_counter() - started - sum(steps.values())
     return {"stats": {**stats.to_json(), "device_state": {"before": before, "after": after}},
-            "baseline": base.to_json(), "timer": timer.name}
+            "baseline": base.to_json(), "timer": timer.name, "steps": steps}
 
 
 def _present(vendor, target, index: int | None = None):

@@ -126,6 +126,7 @@ class EventTimer:
         self.runtime, self.flush_bytes, self.graph_below_s = runtime, flush_bytes, graph_below_s
         self.rel_ci, self.max_seconds, self.name = rel_ci, max_seconds, name
         self._flush = None
+        self.last_steps: dict[str, float] = {}  # seconds of the last measure_interleaved's steps
 
     def _flush_buffer(self):
         import torch
@@ -169,9 +170,12 @@ class EventTimer:
         """Stats of each of `fns`, timed with one `method`, one sample of each in turn (the order
         alternating), until every median is tight or the time cap is reached, or `stop` (racing) ends
         it early. `before_batch` runs (untimed) before every batch."""
+        started = time.perf_counter()
         flush = self._flush_buffer()
         self._warm_up(*fns)
+        warm = time.perf_counter()
         samplers = self._samplers(fns, flush, method)
+        ready = time.perf_counter()
 
         def batch(n: int) -> list[list[float]]:
             if before_batch is not None:
@@ -179,7 +183,10 @@ class EventTimer:
                 self.runtime.synchronize()
             return self._take(samplers, n, flush)
 
-        return sample_until_tight(batch, method, self.rel_ci, self.max_seconds, stop=stop)
+        stats = sample_until_tight(batch, method, self.rel_ci, self.max_seconds, stop=stop)
+        self.last_steps = {"warm-up": warm - started, "capture": ready - warm,
+                           "sampling": time.perf_counter() - ready}
+        return stats
 
     def paired(self, first: Callable[[], None], second: Callable[[], None], rounds: int,
                method: str = "events") -> tuple[list[float], list[float]]:
