@@ -155,3 +155,40 @@ def test_without_a_reference_candidates_are_checked_against_the_authors_config(w
     refused = kt("tune", bare, "--out", tmp_path / "bare")
     assert refused.exit_code == 2 and "set kernel.reference_config in the recipe" in one_error_line(refused)
     assert not (tmp_path / "bare" / "recipe.kt").exists()
+
+
+def _benchmark():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("real_kernels_benchmark", ROOT / "benchmarks" / "real_kernels.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+SMALL = {  # tiny problems and spaces: the same modules and recipes as the GPU benchmark, in seconds
+    "softmax": (("{M = 64, N = 300}",), ("PROGRAMS = [4, 16]", "num_stages = [1, 2]", "num_warps = [4]")),
+    "layer_norm": (("{M = 16, N = 300}",), ("BLOCK_SIZE = [128, 256]", "num_warps = [2, 4]")),
+    "softcap": (("{M = 8, N = 300}",), ("BLOCK_SIZE = [256, 1024]", "num_warps = [4]")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_a_benchmarked_real_kernel_tunes_unchanged_for_both_vendors_with_little_glue(tmp_path, name):
+    """benchmarks/real_kernels.py's kernels, verbatim from their sources: each tunes statically for an
+    NVIDIA and an AMD target with every candidate ok, with at most 15 lines of glue in its module."""
+    bench = _benchmark()
+    kernel = next(k for k in bench.KERNELS if k.name == name)
+    glue = bench.glue_lines(bench.KERNELS_DIR / kernel.module)
+    assert 0 < len(glue) <= bench.MAX_GLUE_LINES, glue
+    shapes, space = SMALL[name]
+    recipe = tmp_path / "recipe.toml"
+    recipe.write_text(bench.recipe_text(kernel, 2, shapes, space))
+    result = kt("tune", recipe, "--target", "nvidia:sm_90", "--target", "amd:gfx942", "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.stderr
+    trials = _trials(tmp_path / "art")
+    assert {t["target"] for t in trials} == {"nvidia:sm_90", "amd:gfx942"}
+    assert {t["failure_kind"] for t in trials} == {"ok"}, [(t["failure_kind"], t.get("message")) for t in trials]
+    manifest = json.loads((tmp_path / "art" / "recipe.kt" / "manifest.json").read_text())
+    assert {r["target"] for r in manifest["results"] if r["params"]} == {"nvidia:sm_90", "amd:gfx942"}
