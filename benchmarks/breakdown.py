@@ -8,7 +8,9 @@ for those raced out, the mean seconds of each step and its share of the device p
 
 - compile: the wait for and the work of the CPU compile pool (cross-compiling, resources, estimate);
 - verify.inputs: the judge making (or handing out) the held inputs and reference outputs;
-- verify.launches: the candidate's worker loading the module and binary and launching on every case;
+- verify.load: the candidate's worker loading the kernel module and opening the judge's shared tensors;
+- verify.launches: its launches on every case under the launch watch (the binary's first load included);
+- verify.relay: the request's round trip between processes (pickling, the pipe, a worker's start);
 - verify.judging: the judge comparing what the launches left;
 - time.inputs: the judge handing out the timed problem's held tensors;
 - time.setup: the worker loading the kernel, binding its launch, the problem's method, clock readings;
@@ -27,7 +29,7 @@ import argparse
 import json
 from pathlib import Path
 
-STEPS = ("compile", "verify.inputs", "verify.launches", "verify.judging", "time.inputs", "time.setup",
+STEPS = ("compile", "verify.inputs", "verify.load", "verify.launches", "verify.relay", "verify.judging", "time.inputs", "time.setup",
          "time.warm-up", "time.capture", "time.sampling", "time.checks", "time.relay", "time.judging")
 
 

@@ -90,7 +90,7 @@ def test_a_measured_run_reports_candidates_timed_fully_and_the_time_phase(fake_d
     # each trial keeps where its device time went, step by step, within its verify and time phases
     for trial in (json.loads(line) for line in (tmp_path / "art" / "recipe.kt" / "trials.jsonl").read_text().splitlines()):
         phases = trial["phase_seconds"]
-        verify_steps = [phases[f"verify.{s}"] for s in ("inputs", "launches", "judging")]
+        verify_steps = [phases[f"verify.{s}"] for s in ("inputs", "load", "launches", "relay", "judging")]
         time_steps = [phases[f"time.{s}"] for s in ("inputs", "setup", "warm-up", "capture", "sampling", "checks",
                                                     "relay", "judging")]
         assert all(s >= 0 for s in verify_steps + time_steps) and phases["time.sampling"] > 0

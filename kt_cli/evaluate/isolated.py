@@ -53,10 +53,13 @@ class IsolatedVerifier:
         try:
             with clock.phase("verify.inputs"):
                 held = self._judge("hold_cases", source=source, runs=runs, dtype=dtype, seed=seed)
-            with clock.phase("verify.launches"):
-                worker.call("launch_held", {"source": source, "params": params, "options": options,
-                                            "shared": held["shared"], "watched_names": self.watched_names,
-                                            "target": self.target}, self.timeout, restart_on=RESTART_ON)
+            started = time.perf_counter()
+            steps = worker.call("launch_held", {"source": source, "params": params, "options": options,
+                                                "shared": held["shared"], "watched_names": self.watched_names,
+                                                "target": self.target}, self.timeout, restart_on=RESTART_ON)["steps"]
+            clock.add("verify.load", steps["load"])
+            clock.add("verify.launches", steps["launches"])
+            clock.add("verify.relay", time.perf_counter() - started - steps["load"] - steps["launches"])
             with clock.phase("verify.judging"):
                 return self._judge("judge_cases", source=source, runs=runs, dtype=dtype, seed=seed,
                                    tolerance=recipe_tolerance)

@@ -262,18 +262,21 @@ def judge_cases(source, runs: list, dtype: str, seed: int, tolerance, target=Non
         raise WorkerFailure("wrong", f"{after}{exc}") from None
 
 
-def launch_held(source, params: dict, options: dict, shared: bytes, watched_names: tuple = (), target=None) -> None:
+def launch_held(source, params: dict, options: dict, shared: bytes, watched_names: tuple = (), target=None) -> dict:
     """The candidate's side of verification: launch on each run's held tensors under the launch watch,
-    in order; the judge looks at what the launches left."""
+    in order; the judge looks at what the launches left. Returns how long loading and launching took."""
     from kt_cli.evaluate.held_cases import open_shared
     from kt_cli.evaluate.verify import launch_watched
 
+    started = time.perf_counter()
     device = _candidate_device(target)
     kernel = _kernel(source)
     runs = open_shared(shared)
+    loaded = time.perf_counter()
     try:
         for run in runs:
             launch_watched(kernel, run, params, options, watched_names, device.synchronize if device else lambda: None)
+        return {"steps": {"load": loaded - started, "launches": time.perf_counter() - loaded}}
     except WorkerFailure:
         raise
     except Exception as exc:
