@@ -81,6 +81,9 @@ class FakeVendor(Vendor):
         return [TargetSpec(NAME, "cpu", dict(PROPERTIES), _scaled(PEAKS), ("num_warps", "num_stages"))]
 
     def compile(self, fn, signature, constexprs, options, target):
+        if os.environ.get("KT_FAKE_COMPILE_LOG"):  # which specialisations the compile pool built
+            with open(os.environ["KT_FAKE_COMPILE_LOG"], "a") as log:
+                log.write(f"{fn.__name__} {constexprs} {options.get('_attrs')}\n")
         return {"kernel": fn.__name__, "signature": signature, "num_warps": options.get("num_warps", 4),
                 "block": constexprs.get("BLOCK", 0)}
 

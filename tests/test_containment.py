@@ -110,3 +110,21 @@ def test_output_keeps_each_requests_first_and_last_kb_however_often_it_is_emptie
     finally:
         scratch.remove()
     assert not os.path.exists(scratch.dir)
+
+
+def test_a_dead_workers_last_words_are_its_error_line_not_its_stack_trace():
+    """What torch prints when a CUDA error aborts a process: the reason comes first, then the frames."""
+    from kt_cli.evaluate.containment import Scratch
+
+    scratch = Scratch()
+    try:
+        frames = "".join(f"frame #{i}: <unknown function> + 0x{i:x} (0x7f in /usr/lib/libcuda.so.1)\n" for i in range(60))
+        with open(scratch.output_path, "w") as out:
+            out.write("terminate called after throwing an instance of 'c10::Error'\n"
+                      "  what():  CUDA error: an illegal memory access was encountered\n"
+                      "CUDA kernel errors might be asynchronously reported at some other API call.\n"
+                      "Exception raised from c10_cuda_check_implementation at /pytorch/c10/cuda/CUDAException.cpp:44\n"
+                      + frames)
+        assert scratch.last_words() == "what():  CUDA error: an illegal memory access was encountered"
+    finally:
+        scratch.remove()

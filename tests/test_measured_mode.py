@@ -38,6 +38,18 @@ def test_measured_tune_verifies_and_times_candidate_and_baseline_alike(fake_devi
     assert "measured" in result.output and "(est)" not in result.output
 
 
+def test_the_compile_pool_builds_every_shape_the_device_verifies_on(fake_device, write, tmp_path, monkeypatch):
+    """The small odd verification shape specialises the kernel differently (N = 1000 is not a multiple
+    of 16): its binary is built ahead in the pool too, never by the device worker's JIT."""
+    log = tmp_path / "compiled.log"
+    monkeypatch.setenv("KT_FAKE_COMPILE_LOG", str(log))
+    result = kt("tune", dsl_recipe(write, trials=1), *FAKE, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert _manifest(tmp_path / "out")["results"][0]["verification"]["shapes"][1] == {"N": 1000}
+    built = set(log.read_text().splitlines())
+    assert len(built) == 2, built  # the problem's specialisation and the odd shape's
+
+
 def test_a_kernel_that_skips_work_on_repeat_calls_is_wrong(fake_device, write, tmp_path):
     out = tmp_path / "out"
     result = kt("tune", dsl_recipe(write, SKIPS_ON_REPEAT, trials=1), *FAKE, "--out", out)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -57,6 +58,9 @@ def clip(text: str, limit: int) -> str:
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters not kept ...]\n{text[-half:]}"
 
 
+_STACK_FRAME = re.compile(r"\s*(frame #\d+|#\d+ |File \"|Exception raised from)")  # a C++/Python trace's lines
+
+
 class Scratch:
     """The parent's side of one worker process's scratch directory and captured output."""
 
@@ -97,8 +101,9 @@ class Scratch:
         message of a worker that died: a driver's or runtime's own reason before an abort."""
         size = os.fstat(self._fd).st_size
         text = (self._tail + os.pread(self._fd, OUTPUT_KEEP, max(0, size - OUTPUT_KEEP))).decode(errors="replace")
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        errors = [line for line in lines if "error" in line.lower()]
+        text = (self._head or os.pread(self._fd, OUTPUT_KEEP, 0)).decode(errors="replace") + "\n" + text
+        lines = [line.strip() for line in text.splitlines() if line.strip() and not _STACK_FRAME.match(line)]
+        errors = [line for line in lines if "error:" in line.lower()]
         return clip((errors or lines or [""])[-1], 300)
 
     def _keep_head(self) -> int:

@@ -193,13 +193,15 @@ class Evaluator:
             return _impossible(result, above, stats)
         return dataclasses.replace(result, stats=stats)
 
-    def compile(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock) -> dict:
-        """Cross-compile in the CPU pool under the compile deadline; a candidate that spills more than
-        the recipe allows ends here as `spills`, its resources recorded."""
+    def compile(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock, verify_shapes: tuple = ()) -> dict:
+        """Cross-compile in the CPU pool under the compile deadline (the launches at `verify_shapes`
+        too); a candidate that spills more than the recipe allows ends here as `spills`, its resources
+        recorded."""
         deadline = self.compile_deadline.seconds()
         try:
             compiled = self.compile_pool.call("compile", {"source": self.source, "candidate": candidate,
-                                                          "target": spec}, deadline, restart_on=RESTART_ON,
+                                                          "target": spec, "verify_shapes": verify_shapes},
+                                              deadline, restart_on=RESTART_ON,
                                               busy=lambda seconds: clock.add("compile", seconds))
         except WorkerFailure as exc:
             raise self.compile_deadline.verdict(exc, deadline) from None
@@ -242,14 +244,14 @@ class Evaluator:
     def _time_on_device(self, candidate: Candidate, plan: TargetPlan, clock: PhaseClock) -> dict:
         # Cross-compiling first (in the CPU pool, ahead of the device) rejects over-limit candidates before
         # they reach the GPU and records their registers, shared memory and spills.
-        compiled = self.compile(candidate, plan.spec, clock)
+        shapes = [candidate.shape] + list(self.verify_shapes[:1])  # the problem itself and a small odd shape
+        compiled = self.compile(candidate, plan.spec, clock, tuple(shapes[1:]))
         key = (plan.spec.name, shape_key(candidate.shape))
         pruned = self._predicted_far_slower(key, compiled.get("estimate", {})) if self._prunes(plan.spec) else ""
         if pruned:
             exc = WorkerFailure("pruned", pruned)
             exc.resources = compiled["resources"]
             raise exc
-        shapes = [candidate.shape] + list(self.verify_shapes[:1])  # the problem itself and a small odd shape
         # Racing: a candidate whose interval lies wholly above the best one's (plus RACE_MARGIN) stops
         # sampling early; only a candidate that can still win gets the full protocol.
 

@@ -7,7 +7,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from kt_cli.kernel import Kernel, KernelModuleError, autotune_space, record_launches, signature_of
-from kt_cli.types import Resources
+from kt_cli.types import Resources, shape_key
 from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch, check_pristine, every_watched_name
 
@@ -141,9 +141,11 @@ def output_bytes(kernel, shape: dict, dtype: str) -> float:
     return float(sum(inputs[n].numel() * inputs[n].element_size() for n in kernel.outputs(inputs)))
 
 
-def compile_candidate(source, candidate, target) -> dict:
+def compile_candidate(source, candidate, target, verify_shapes: tuple = ()) -> dict:
     """Cross-compile every launch of the candidate for `target`, read its resources and, in static
-    mode, estimate its time. Raises WorkerFailure(invalid/compile_error)."""
+    mode, estimate its time; then the launches at `verify_shapes` (measured mode: the shapes the
+    device verifies on besides the problem), so that the device's JIT finds every binary in Triton's
+    cache instead of compiling one on the device's critical path. Raises WorkerFailure(invalid/compile_error)."""
     from kt_cli import plugins
     from kt_cli.evaluate import estimate as costmodel
 
@@ -176,6 +178,8 @@ def compile_candidate(source, candidate, target) -> dict:
             worst = resources
             if candidate.mode == "estimated" or vendor.model_prunes(target):  # read by the cost model
                 instructions = vendor.instruction_mix(compiled, target)
+    for shape in verify_shapes:
+        _compile_ahead(vendor, kernel, shape, candidate.dtype, params, options, target)
     result = {"resources": worst.to_json(), "programs": main.programs, "launches": len(launches),
               "instructions": instructions, "compile_seconds": time.perf_counter() - started}
     # static mode ranks by the estimate; measured mode prunes candidates it predicts far slower
@@ -186,6 +190,22 @@ def compile_candidate(source, candidate, target) -> dict:
     result["estimate"] = costmodel.estimate_seconds(work, candidate.dtype, target.peaks, target.properties,
                                                     worst, main.programs, len(launches), instructions)
     return result
+
+
+def _compile_ahead(vendor, kernel: Kernel, shape: dict, dtype: str, params: dict, options: dict, target) -> None:
+    """Compile the launches of one more shape (other sizes can specialise the kernel differently)."""
+    try:
+        launches = record_launches(kernel, shape, dtype, params, options)
+    except Exception:  # noqa: BLE001 - the device's verification at this shape says what is wrong
+        return
+    check_pristine("the launch")
+    for launch in launches:
+        try:
+            signature, constexprs, attrs = signature_of(launch)
+            vendor.compile(launch.fn, signature, constexprs, {**launch.options, "_attrs": attrs}, target)
+        except Exception as exc:
+            raise WorkerFailure("compile_error", f"{launch.fn.__name__} at {shape_key(shape)}: "
+                                                 f"{type(exc).__name__}: {_error_lines(exc)}") from None
 
 
 def _refuse_unrunnable(vendor, params: dict, target) -> None:
