@@ -8,6 +8,9 @@ Each defect below was seen in Triton 3.9's interpreter:
   even) gives what a GPU computes for one operation;
 - it passes a float scalar argument to the kernel as a Python float, so `alpha.to(tl.float32)` raises
   where a GPU kernel sees an fp32 scalar.
+And one in Triton 3.6's (the GPU hosts' Triton): a scalar argument used as a Python index
+(`range(0, n_cols, BLOCK)`) is converted with int() of a one-element array, which NumPy 2 refuses
+("only 0-dimensional arrays can be converted to Python scalars"); later Tritons squeeze it first.
 
 Each fix is guarded by the layout it relies on (bf16 stored as uint16 bits), not by a version, so it
 does nothing on an interpreter that does not have the defect; the probes find a defect a fix could not
@@ -29,7 +32,21 @@ def apply() -> None:
         return
     _compute_bf16_in_fp32(interpreter)
     _pass_float_scalars_as_fp32(interpreter)
+    _index_with_one_element_scalars(interpreter)
     interpreter.InterpreterBuilder._kt_fixed = True
+
+
+def _index_with_one_element_scalars(interpreter) -> None:
+    """A scalar used as an index: int() of its one element (what Triton >= 3.7 does itself)."""
+    patch_tensor = getattr(interpreter, "_patch_lang_tensor", None)
+    if patch_tensor is None:  # another interpreter layout
+        return
+
+    def patched(tensor, scope):
+        patch_tensor(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
+
+    interpreter._patch_lang_tensor = patched
 
 
 def _compute_bf16_in_fp32(interpreter) -> None:

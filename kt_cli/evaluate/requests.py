@@ -53,8 +53,11 @@ def split_params(params: dict, launch_options: tuple) -> tuple[dict, dict]:
 
 def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dict:
     """Check that the module imports and its reference runs; return its defaults."""
+    from kt_cli.evaluate.interpreter_fixes import apply as fix_interpreter
     from kt_cli.evaluate.verify import expected_outputs
     from kt_cli.kernel import Tensors
+
+    fix_interpreter()  # without a reference, the reference configuration runs here, under the interpreter
 
     kernel = _kernel(source)
     checks = list(verify_shapes or kernel.attr("VERIFY_SHAPES", []) or []) or [derived_verify_shape(shapes[0])]
