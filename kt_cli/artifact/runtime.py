@@ -5,6 +5,7 @@ artifact's own (integrity-checked) source. Also the export of configs as `triton
 from __future__ import annotations
 
 import math
+import os
 
 from kt_cli.artifact import store as artifact
 from kt_cli.errors import BadInput, EnvironmentProblem
@@ -63,6 +64,10 @@ class TunedKernel:
 
         self.manifest, self.target = manifest, target
         self.path = manifest["_path"]
+        if os.environ.get("TRITON_INTERPRET") == "1":  # on the CPU: the interpreter as kt verified with
+            from kt_cli.evaluate.interpreter_fixes import apply as fix_interpreter
+
+            fix_interpreter()
         try:
             self.kernel = Kernel.load(artifact.kernel_source(manifest))
         except KernelModuleError as exc:
