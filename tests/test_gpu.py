@@ -126,7 +126,8 @@ def test_the_sequence_fused_recurrences_verify_on_the_gpu(write, tmp_path, name)
     assert result.exit_code == 0, result.output
     (art,) = (tmp_path / "art").glob("*.kt")  # named after the library kernel
     trials = [json.loads(l) for l in (art / "trials.jsonl").read_text().splitlines()]
-    assert [t["failure_kind"] for t in trials] == ["ok"] * 3, trials
+    evaluated = [t["failure_kind"] for t in trials if t["failure_kind"] != "invalid"]  # points its constraints refuse
+    assert evaluated == ["ok"] * 3, trials
 
 
 def test_an_autotuned_kernel_without_a_reference_tunes_measured(write, tmp_path):
