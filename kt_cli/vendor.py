@@ -99,9 +99,11 @@ class Vendor:
         None when it can. Asked before compiling; a reason makes the trial `invalid`."""
         return None
 
-    def compile(self, fn: Any, signature: dict, constexprs: dict, options: dict, target: "TargetSpec") -> Any:
-        """Cross-compile one Triton JITFunction for `target` with launch `options` (which also carry
-        `_attrs`, the per-argument specialisation). Returns the compiled kernel; raises on a compile error."""
+    def compile(self, launch: Any, target: "TargetSpec") -> Any:
+        """Cross-compile one recorded launch (kt_cli.kernel.Launch: the JITFunction, its arguments on meta
+        tensors, the launch options) for `target`, specialised as Triton's JIT specialises the real
+        launch (kt_cli.evaluate.cross_compile does both). Returns the compiled kernel; raises on a
+        compile error."""
         raise NotImplementedError(f"vendor {self.name!r} cannot compile")
 
     def resources(self, compiled: Any, target: "TargetSpec") -> "Resources":

@@ -80,12 +80,13 @@ class FakeVendor(Vendor):
     def targets(self) -> list[TargetSpec]:
         return [TargetSpec(NAME, "cpu", dict(PROPERTIES), _scaled(PEAKS), ("num_warps", "num_stages"))]
 
-    def compile(self, fn, signature, constexprs, options, target):
+    def compile(self, launch, target):
         if os.environ.get("KT_FAKE_COMPILE_LOG"):  # which specialisations the compile pool built
+            shapes = {n: tuple(v.shape) if hasattr(v, "shape") else v for n, v in launch.args.items()}
             with open(os.environ["KT_FAKE_COMPILE_LOG"], "a") as log:
-                log.write(f"{fn.__name__} {constexprs} {options.get('_attrs')}\n")
-        return {"kernel": fn.__name__, "signature": signature, "num_warps": options.get("num_warps", 4),
-                "block": constexprs.get("BLOCK", 0)}
+                log.write(f"{launch.fn.__name__} {shapes}\n")
+        return {"kernel": launch.fn.__name__, "num_warps": launch.options.get("num_warps", 4),
+                "block": int(launch.args.get("BLOCK", 0) or 0)}
 
     def resources(self, compiled, target) -> Resources:
         warps = compiled["num_warps"]

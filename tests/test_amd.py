@@ -53,7 +53,10 @@ def test_fp8_e4m3_property_matches_the_matrix_instruction_triton_emits(arch):
     import triton
     import triton.language as tl
 
+    import torch
+
     from kt_cli.evaluate.cross_compile import cross_compile
+    from kt_cli.kernel import Launch
 
     @triton.jit
     def dot(a_ptr, b_ptr, c_ptr, B: tl.constexpr):
@@ -62,9 +65,10 @@ def test_fp8_e4m3_property_matches_the_matrix_instruction_triton_emits(arch):
         b = tl.load(b_ptr + i[:, None] * B + i[None, :])
         tl.store(c_ptr + i[:, None] * B + i[None, :], tl.dot(a, b))
 
-    signature = {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "c_ptr": "*fp32", "B": "constexpr"}
+    fp8 = torch.empty(64 * 64, dtype=torch.float8_e4m3fn, device="meta")
+    args = {"a_ptr": fp8, "b_ptr": fp8, "c_ptr": torch.empty(64 * 64, device="meta"), "B": 64}
     try:
-        asm = cross_compile(dot, signature, {"B": 64}, {"num_warps": 4}, "hip", arch, 64).asm["amdgcn"]
+        asm = cross_compile(Launch(dot, (1,), args, {"num_warps": 4}), "hip", arch, 64).asm["amdgcn"]
     except Exception:  # older Tritons refuse OCP fp8 where the arch cannot run it at all
         asm = ""
     mfma = set(re.findall(r"v_mfma_\w+", asm))

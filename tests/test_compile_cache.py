@@ -5,7 +5,7 @@ keys on the CPU (Triton's own binder and cache-key code for the JIT side) and re
 
 import pytest
 
-from kt_cli.kernel import Kernel, Tensors, record_launches, signature_of
+from kt_cli.kernel import Kernel, Tensors, record_launches
 from tests.kernel_checks import template
 
 CASES = [
@@ -28,6 +28,7 @@ def _keys(name, dtype, shape, params, options):
     from triton.compiler.compiler import get_cache_key
     from triton.runtime.jit import create_function_from_signature
 
+    from kt_cli.evaluate.cross_compile import specialise
     from kt_cli.evaluate.requests import split_params
 
     target = GPUTarget("cuda", 90, 32)
@@ -41,9 +42,9 @@ def _keys(name, dtype, shape, params, options):
     assert [launch.fn for launch in pool] == [launch.fn for launch in real]
     out = []
     for ahead, launch in zip(pool, real):
-        signature, constexprs, attrs = signature_of(ahead)
+        signature, constexprs, attrs, options = specialise(ahead, backend)  # the pool's path
         pool_key = get_cache_key(ASTSource(ahead.fn, signature, constexprs, attrs), backend,
-                                 backend.parse_options(dict(ahead.options)), env)
+                                 backend.parse_options(options), env)
         fn = launch.fn
         kwargs = {**launch.options, "debug": False}  # JITFunction.run adds debug
         binder = create_function_from_signature(fn.signature, fn.params, backend)

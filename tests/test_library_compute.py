@@ -101,13 +101,12 @@ def test_first_valid_point_cross_compiles(name, dtype, shape, target):
 
 
 def _sm90_ptx(name: str, shape: dict, params: dict, options: dict) -> str:
-    from kt_cli.kernel import Kernel, record_launches, signature_of
+    from kt_cli.kernel import Kernel, record_launches
     from kt_cli.evaluate.cross_compile import cross_compile
     from tests.kernel_checks import template
 
     launch = record_launches(Kernel.load(template(name)), shape, "bfloat16", params, options)[0]
-    signature, constexprs, attrs = signature_of(launch)
-    return cross_compile(launch.fn, signature, constexprs, {**options, "_attrs": attrs}, "cuda", 90, 32).asm["ptx"]
+    return cross_compile(launch, "cuda", 90, 32).asm["ptx"]
 
 
 @pytest.mark.parametrize("split_k", [1, 2])

@@ -120,10 +120,10 @@ class AmdVendor(Vendor):
     def why_unrunnable(self, params, target):
         return knobs.why_unrunnable(params, target.arch, target.properties)
 
-    def compile(self, fn, signature, constexprs, options, target):
+    def compile(self, launch, target):
         from kt_cli.evaluate.cross_compile import cross_compile
 
-        return cross_compile(fn, signature, constexprs, options, "hip", target.arch, target.properties["wavefront"])
+        return cross_compile(launch, "hip", target.arch, target.properties["wavefront"])
 
     def resources(self, compiled, target) -> Resources:
         props = target.properties

@@ -122,10 +122,10 @@ class NvidiaVendor(Vendor):
     def targets(self) -> list[TargetSpec]:
         return [target_spec(arch) for arch in ARCHS]
 
-    def compile(self, fn, signature, constexprs, options, target):
+    def compile(self, launch, target):
         from kt_cli.evaluate.cross_compile import cross_compile
 
-        return cross_compile(fn, signature, constexprs, options, "cuda", int(target.arch.split("_")[1]), 32)
+        return cross_compile(launch, "cuda", int(target.arch.split("_")[1]), 32)
 
     def resources(self, compiled, target) -> Resources:
         md = compiled.metadata

@@ -1,16 +1,48 @@
-"""Cross-compile a Triton JITFunction for any backend, no GPU needed. Vendor plugins call this with
-their own GPUTarget; it holds what differs between Triton 3.6 and 3.9."""
+"""Cross-compile a recorded Triton launch for any backend, no GPU needed. Vendor plugins call this with
+their own target; it holds what differs between Triton 3.6 and 3.9.
+
+The launch is specialised by Triton's own JIT code (its binder and `_pack_args`), as a real launch
+of the same arguments would be, so the binary lands in Triton's cache under the key the device
+worker's JIT computes: the device loads it instead of compiling the candidate again. Specialising
+by hand drifted between Triton versions (3.6 keys constexprs by argument index and lists no
+attribute for them; 3.9 by name), and then every candidate compiled twice, once on the device's
+critical path (tests/test_compile_cache.py)."""
 
 from __future__ import annotations
 
 
-def cross_compile(fn, signature: dict, constexprs: dict, options: dict, backend: str, arch, warp_size: int):
+def cross_compile(launch, backend: str, arch, warp_size: int):
+    """Compile `launch` (kt_cli.kernel.Launch: fn, args by name, launch options) for the target."""
     import triton
     from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
+    from triton.compiler import ASTSource, make_backend
 
-    options = dict(options)
-    attrs = options.pop("_attrs", None) or {}
     target = GPUTarget(backend, arch, warp_size)
-    source = ASTSource(fn, signature, constexprs, attrs)
-    return triton.compile(source, target=target, options=options)
+    signature, constexprs, attrs, options = specialise(launch, make_backend(target))
+    return triton.compile(ASTSource(launch.fn, signature, constexprs, attrs), target=target, options=options)
+
+
+def specialise(launch, backend) -> tuple[dict, dict, dict, dict]:
+    """(signature, constexprs, attrs, options) of `launch` for `backend`, exactly as JITFunction.run
+    derives them before it looks up its cache."""
+    from triton.runtime.jit import create_function_from_signature
+
+    fn = launch.fn
+    kwargs = _run_options(fn, launch.options)
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    bound, specialization, options = binder(**launch.args, **kwargs)
+    options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, specialization, options)
+    return signature, constexprs, attrs, options.__dict__
+
+
+def _run_options(fn, options: dict) -> dict:
+    """The launch options as JITFunction.run completes them from Triton's knobs (which knobs it adds
+    depends on the version)."""
+    from triton import knobs
+
+    kwargs = dict(options)
+    kwargs["debug"] = kwargs.get("debug", fn.debug) or knobs.runtime.debug
+    for name in ("instrumentation_mode", "fpsan_homomorphic_casts"):
+        if hasattr(knobs.compilation, name):
+            kwargs[name] = getattr(knobs.compilation, name)
+    return kwargs

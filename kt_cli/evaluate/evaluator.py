@@ -40,7 +40,7 @@ class Evaluator:
         self.source, self.recipe, self.verify_shapes, self.timeout = source, recipe, verify_shapes, timeout
         cpus = os.cpu_count() or 2
         # Since the device loads the pool's binaries from Triton's cache instead of compiling them again
-        # (kernel.signature_of), all compiling happens here: up to 8 workers keep ahead of one device,
+        # (kt_cli.evaluate.cross_compile), all compiling happens here: up to 8 workers keep ahead of one device,
         # and at least 2, so that one slow compile (until its deadline) does not stop the others.
         self.compile_pool = WorkerPool(compile_workers or max(2, min(8, cpus - 1)), {"TRITON_INTERPRET": "0"})
         self.compile_deadline = CompileDeadline(timeout, recipe.search.compile_timeout)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
-from kt_cli.kernel import Kernel, KernelModuleError, autotune_space, record_launches, signature_of
+from kt_cli.kernel import Kernel, KernelModuleError, autotune_space, record_launches
 from kt_cli.types import Resources, shape_key
 from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch, check_pristine, every_watched_name
@@ -16,14 +16,36 @@ def prepare_worker() -> None:
     PRISTINE.take(every_watched_name())
 
 _kernels: dict = {}
+_detected: dict = {}  # vendor name -> its devices, as this worker found them
 _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen for that problem
 
 
 def dispatch(op: str, payload: dict):
+    """Run one request. With KT_PROFILE_DIR set (a diagnostic: benchmarks/experiments/wall_profile.py),
+    each request runs under cProfile and leaves OP-PID-N.prof there."""
+    import os
+
+    where = os.environ.get("KT_PROFILE_DIR")
+    if not where:
+        return _handler(op)(**payload)
+    import cProfile
+
+    profiler = cProfile.Profile()
+    try:
+        return profiler.runcall(_handler(op), **payload)
+    finally:
+        _profiled[op] = _profiled.get(op, 0) + 1
+        profiler.dump_stats(os.path.join(where, f"{op}-{os.getpid()}-{_profiled[op]}.prof"))
+
+
+_profiled: dict = {}
+
+
+def _handler(op: str):
     return {"inspect_module": inspect_module, "compile": compile_candidate, "knobs_read": read_knobs,
             "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
             "time_held": time_held, "ceilings": ceilings, "calibrate": calibrate, "recheck": recheck,
-            "interpreter_defects": interpreter_defects, "launch_arguments": launch_arguments}[op](**payload)
+            "interpreter_defects": interpreter_defects, "launch_arguments": launch_arguments}[op]
 
 
 def _kernel(source) -> Kernel:
@@ -169,8 +191,7 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = ()) -> d
     main = launches[0]  # by the kernel protocol, the first launch does the work; later ones finish it
     for launch in launches:
         try:
-            signature, constexprs, attrs = signature_of(launch)
-            compiled = vendor.compile(launch.fn, signature, constexprs, {**launch.options, "_attrs": attrs}, target)
+            compiled = vendor.compile(launch, target)
         except Exception as exc:
             raise WorkerFailure("compile_error", f"{launch.fn.__name__}: {type(exc).__name__}: {_error_lines(exc)}") from None
         resources = vendor.resources(compiled, target)
@@ -204,8 +225,7 @@ def _compile_ahead(vendor, kernel: Kernel, shape: dict, dtype: str, params: dict
     check_pristine("the launch")
     for launch in launches:
         try:
-            signature, constexprs, attrs = signature_of(launch)
-            vendor.compile(launch.fn, signature, constexprs, {**launch.options, "_attrs": attrs}, target)
+            vendor.compile(launch, target)
         except Exception as exc:
             raise WorkerFailure("compile_error", f"{launch.fn.__name__} at {shape_key(shape)}: "
                                                  f"{type(exc).__name__}: {_error_lines(exc)}") from None
@@ -375,8 +395,11 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
 
 
 def _present(vendor, target, index: int | None = None):
-    """The vendor's device of `target` (and `index`) in this worker, its runtime selected on it."""
-    device = next(d for d in vendor.detect_devices()
+    """The vendor's device of `target` (and `index`) in this worker, its runtime selected on it. The
+    devices are detected once per worker (detection may run the vendor's tools: 20 ms a request)."""
+    if vendor.name not in _detected:
+        _detected[vendor.name] = vendor.detect_devices()
+    device = next(d for d in _detected[vendor.name]
                   if d.target == target.name and (index is None or d.index == index))
     runtime = vendor.runtime()
     runtime.select(device.index)

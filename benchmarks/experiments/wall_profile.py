@@ -1,0 +1,128 @@
+"""Where `kt tune`'s wall time goes: the CLI process's threads sampled, and every worker request profiled.
+
+    python benchmarks/experiments/wall_profile.py recipes/softmax.toml [--trials 8] [--json OUT.json]
+
+Runs kt's tune in this process. A sampling thread records every 5 ms what each of the other threads
+is doing (its innermost frame in kt_cli, and the innermost frame of all), so waiting shows as the
+line that waits (the device lock, a pipe, SQLite, Optuna's sampler). Each worker request runs under
+cProfile (KT_PROFILE_DIR, kt_cli/evaluate/requests.dispatch); the report lists, per request kind,
+the calls with the most cumulative time. Issue 16's question: why trials take seconds of wall time
+for about a second of device work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import pstats
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+SAMPLE_S = 0.005
+
+
+class StackSampler:
+    """Counts, per thread, the innermost kt_cli frame and the innermost frame of every sample."""
+
+    def __init__(self):
+        self.kt_frames: collections.Counter = collections.Counter()
+        self.leaf_frames: collections.Counter = collections.Counter()
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        me = threading.get_ident()
+        while not self._stop.wait(SAMPLE_S):
+            self.samples += 1
+            for ident, frame in sys._current_frames().items():
+                if ident != me:
+                    self._count(frame)
+
+    def _count(self, frame) -> None:
+        self.leaf_frames[_where(frame)] += 1
+        while frame is not None and "kt_cli" not in frame.f_code.co_filename:
+            frame = frame.f_back
+        self.kt_frames[_where(frame) if frame is not None else "(outside kt)"] += 1
+
+
+def _where(frame) -> str:
+    code = frame.f_code
+    path = code.co_filename
+    short = path[path.rfind("kt_cli"):] if "kt_cli" in path else os.path.basename(path)
+    return f"{short}:{frame.f_lineno} {code.co_name}"
+
+
+def request_profiles(folder: Path, top: int) -> dict:
+    """Per request kind: how many, their total seconds, and the calls with the most cumulative time."""
+    kinds: dict[str, list[Path]] = collections.defaultdict(list)
+    for path in folder.glob("*.prof"):
+        kinds[path.name.split("-")[0]].append(path)
+    report = {}
+    for kind, paths in sorted(kinds.items()):
+        stats = pstats.Stats(*map(str, paths))
+        entries = sorted(stats.stats.items(), key=lambda kv: -kv[1][3])
+        total = max((v[3] for _, v in entries), default=0.0)
+        report[kind] = {"requests": len(paths), "seconds": total, "per_request_s": total / len(paths),
+                        "top": [{"call": f"{Path(f).name}:{line} {name}", "calls": v[1], "cumulative_s": v[3],
+                                 "own_s": v[2]} for (f, line, name), v in entries[:top]]}
+    return report
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("recipe")
+    parser.add_argument("--trials", type=int, default=None)
+    parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+    folder = Path(tempfile.mkdtemp(prefix="kt-profile-"))
+    os.environ["KT_PROFILE_DIR"] = str(folder)
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.tune import tune
+
+    out = Path(tempfile.mkdtemp(prefix="kt-wall-"))
+    started = time.perf_counter()
+    with StackSampler() as sampler:
+        _, _, tally = tune(load_recipe(Path(args.recipe)), trials=args.trials, out_dir=out)
+    wall = time.perf_counter() - started
+    report = {"recipe": args.recipe, "trials": args.trials, "wall_s": wall, "evaluated": tally.done,
+              "device_busy_s": tally.device_busy_seconds, "samples": sampler.samples, "sample_s": SAMPLE_S,
+              "kt_frames": sampler.kt_frames.most_common(args.top),
+              "leaf_frames": sampler.leaf_frames.most_common(args.top),
+              "requests": request_profiles(folder, args.top)}
+    _print(report)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1))
+    return 0
+
+
+def _print(report: dict) -> None:
+    print(f"wall {report['wall_s']:.1f} s, {report['evaluated']} evaluated, device busy "
+          f"{report['device_busy_s']:.1f} s; {report['samples']} samples of every thread")
+    seconds = report["sample_s"]
+    for title in ("kt_frames", "leaf_frames"):
+        print(f"\n{title} (thread-seconds)")
+        for where, count in report[title]:
+            print(f"  {count * seconds:8.1f}  {where}")
+    for kind, entry in report["requests"].items():
+        print(f"\nrequest {kind}: {entry['requests']} requests, {entry['per_request_s']:.3f} s each")
+        for row in entry["top"][:15]:
+            print(f"  {row['cumulative_s']:8.2f} cum {row['own_s']:7.2f} own {row['calls']:6d}  {row['call']}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
