@@ -88,19 +88,30 @@ def main(argv=None) -> int:
     parser.add_argument("--trials", type=int, default=None)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--switch-interval", type=float, default=None,
+                        help="sys.setswitchinterval for the CLI process (Python's default: 0.005 s)")
+    parser.add_argument("--no-profile", action="store_true", help="leave the worker requests unprofiled")
     args = parser.parse_args(argv)
+    if args.switch_interval:
+        sys.setswitchinterval(args.switch_interval)
     folder = Path(tempfile.mkdtemp(prefix="kt-profile-"))
-    os.environ["KT_PROFILE_DIR"] = str(folder)
+    if not args.no_profile:
+        os.environ["KT_PROFILE_DIR"] = str(folder)
     from kt_cli.recipe.parse import load_recipe
     from kt_cli.tune import tune
 
     out = Path(tempfile.mkdtemp(prefix="kt-wall-"))
     started = time.perf_counter()
     with StackSampler() as sampler:
-        _, _, tally = tune(load_recipe(Path(args.recipe)), trials=args.trials, out_dir=out)
+        artifact, _, tally = tune(load_recipe(Path(args.recipe)), trials=args.trials, out_dir=out)
     wall = time.perf_counter() - started
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from breakdown import breakdown, table, trials
+
+    steps = breakdown(trials(artifact))
     report = {"recipe": args.recipe, "trials": args.trials, "wall_s": wall, "evaluated": tally.done,
-              "device_busy_s": tally.device_busy_seconds, "samples": sampler.samples, "sample_s": SAMPLE_S,
+              "device_busy_s": tally.device_busy_seconds, "switch_interval_s": sys.getswitchinterval(),
+              "breakdown": steps, "breakdown_table": table(steps), "samples": sampler.samples, "sample_s": SAMPLE_S,
               "kt_frames": sampler.kt_frames.most_common(args.top),
               "leaf_frames": sampler.leaf_frames.most_common(args.top),
               "requests": request_profiles(folder, args.top)}
@@ -112,7 +123,9 @@ def main(argv=None) -> int:
 
 def _print(report: dict) -> None:
     print(f"wall {report['wall_s']:.1f} s, {report['evaluated']} evaluated, device busy "
-          f"{report['device_busy_s']:.1f} s; {report['samples']} samples of every thread")
+          f"{report['device_busy_s']:.1f} s; {report['samples']} samples of every thread; switch interval "
+          f"{report['switch_interval_s']} s")
+    print(report["breakdown_table"])
     seconds = report["sample_s"]
     for title in ("kt_frames", "leaf_frames"):
         print(f"\n{title} (thread-seconds)")
