@@ -66,6 +66,75 @@ def _where(frame) -> str:
     return f"{short}:{frame.f_lineno} {code.co_name}"
 
 
+# What the timeline records: (dotted name of a class's method) -> label.
+TIMED = {"kt_cli.search.objective.Objective.__call__": "trial",
+         "kt_cli.evaluate.evaluator.Evaluator.compile": "compile",
+         "kt_cli.evaluate.isolated.IsolatedVerifier.verify_and_time": "device (lock wait included)",
+         "kt_cli.evaluate.isolated.IsolatedVerifier.verify": "device: verify",
+         "kt_cli.search.driver.StudyRun.run": "study",
+         "kt_cli.evaluate.evaluator.Evaluator.inspect_module": "inspect_module"}
+
+
+class Timeline:
+    """Start and end of every call of the TIMED methods, by thread, seconds since the run began."""
+
+    def __init__(self):
+        self.began = time.perf_counter()
+        self.spans: list[tuple[str, int, float, float]] = []
+
+    def install(self) -> None:
+        import importlib
+
+        for dotted, label in TIMED.items():
+            module, cls, name = dotted.rsplit(".", 2)
+            owner = getattr(importlib.import_module(module), cls)
+            setattr(owner, name, self._wrap(getattr(owner, name), label))
+
+    def _wrap(self, method, label: str):
+        import functools
+
+        @functools.wraps(method)
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self.spans.append((label, threading.get_ident(), start - self.began, time.perf_counter() - self.began))
+        return timed
+
+    def summary(self, wall: float) -> dict:
+        """Per label: calls, total seconds, first start, last end; and the device lock's busy share."""
+        out: dict = {}
+        for label, _, start, end in self.spans:
+            entry = out.setdefault(label, {"calls": 0, "total_s": 0.0, "first_start_s": start, "last_end_s": end})
+            entry["calls"] += 1
+            entry["total_s"] += end - start
+            entry["first_start_s"] = min(entry["first_start_s"], start)
+            entry["last_end_s"] = max(entry["last_end_s"], end)
+        out["wall_s"] = wall
+        return out
+
+
+def pipe_delays(folder: Path) -> dict:
+    """Per request kind, mean seconds of each leg of a request's round trip: the caller's send, the
+    request's way to the worker, the worker's work, the answer's way back (and the caller's reading
+    of the worker's output), matched by timestamps (the worker's log inside the caller's span)."""
+    callers = [line.split() for path in folder.glob("pipe-caller-*.log") for line in path.read_text().splitlines()]
+    workers = [line.split() for path in folder.glob("pipe-worker-*.log") for line in path.read_text().splitlines()]
+    legs: dict = collections.defaultdict(lambda: collections.defaultdict(list))
+    for op, sending, sent, done in callers:
+        sending, sent, done = float(sending), float(sent), float(done)
+        match = [w for w in workers if w[0] == op and sending <= float(w[1]) <= done]
+        if len(match) != 1:
+            continue
+        received, answered, replied = map(float, match[0][1:])
+        for leg, seconds in (("send", sent - sending), ("to worker", received - sent), ("work", answered - received),
+                             ("reply", replied - answered), ("back", done - replied), ("total", done - sending)):
+            legs[op][leg].append(seconds)
+    return {op: {leg: sum(v) / len(v) for leg, v in by_leg.items()} | {"n": len(by_leg["total"])}
+            for op, by_leg in legs.items()}
+
+
 def request_profiles(folder: Path, top: int) -> dict:
     """Per request kind: how many, their total seconds, and the calls with the most cumulative time."""
     kinds: dict[str, list[Path]] = collections.defaultdict(list)
@@ -95,12 +164,14 @@ def main(argv=None) -> int:
     if args.switch_interval:
         sys.setswitchinterval(args.switch_interval)
     folder = Path(tempfile.mkdtemp(prefix="kt-profile-"))
-    if not args.no_profile:
-        os.environ["KT_PROFILE_DIR"] = str(folder)
+    os.environ["KT_PROFILE_DIR"] = str(folder)  # the pipe's timestamps (kt_cli/evaluate/pool.py)
+    os.environ["KT_PROFILE_REQUESTS"] = "0" if args.no_profile else "1"
     from kt_cli.recipe.parse import load_recipe
     from kt_cli.tune import tune
 
     out = Path(tempfile.mkdtemp(prefix="kt-wall-"))
+    timeline = Timeline()
+    timeline.install()
     started = time.perf_counter()
     with StackSampler() as sampler:
         artifact, _, tally = tune(load_recipe(Path(args.recipe)), trials=args.trials, out_dir=out)
@@ -111,10 +182,11 @@ def main(argv=None) -> int:
     steps = breakdown(trials(artifact))
     report = {"recipe": args.recipe, "trials": args.trials, "wall_s": wall, "evaluated": tally.done,
               "device_busy_s": tally.device_busy_seconds, "switch_interval_s": sys.getswitchinterval(),
-              "breakdown": steps, "breakdown_table": table(steps), "samples": sampler.samples, "sample_s": SAMPLE_S,
+              "breakdown": steps, "breakdown_table": table(steps),
+              "timeline": timeline.summary(wall), "spans": timeline.spans, "samples": sampler.samples, "sample_s": SAMPLE_S,
               "kt_frames": sampler.kt_frames.most_common(args.top),
               "leaf_frames": sampler.leaf_frames.most_common(args.top),
-              "requests": request_profiles(folder, args.top)}
+              "requests": request_profiles(folder, args.top), "pipe": pipe_delays(folder)}
     _print(report)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
@@ -126,11 +198,18 @@ def _print(report: dict) -> None:
           f"{report['device_busy_s']:.1f} s; {report['samples']} samples of every thread; switch interval "
           f"{report['switch_interval_s']} s")
     print(report["breakdown_table"])
+    for label, entry in report["timeline"].items():
+        if isinstance(entry, dict):
+            print(f"  {label}: {entry['calls']} calls, {entry['total_s']:.1f} s in all, from {entry['first_start_s']:.1f} s "
+                  f"to {entry['last_end_s']:.1f} s")
     seconds = report["sample_s"]
     for title in ("kt_frames", "leaf_frames"):
         print(f"\n{title} (thread-seconds)")
         for where, count in report[title]:
             print(f"  {count * seconds:8.1f}  {where}")
+    print("\nrequest round trips, mean seconds per leg")
+    for op, legs in report["pipe"].items():
+        print(f"  {op:20s} " + " ".join(f"{leg}={value:.4f}" for leg, value in legs.items()))
     for kind, entry in report["requests"].items():
         print(f"\nrequest {kind}: {entry['requests']} requests, {entry['per_request_s']:.3f} s each")
         for row in entry["top"][:15]:

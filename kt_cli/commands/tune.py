@@ -24,10 +24,17 @@ def progress_line(tally, key) -> str:
 def progress_printer():
     """Progress on stderr: on a terminal one line per study, rewritten in place; elsewhere a line per
     evaluated candidate. A study opened with earlier runs' trials first says how far those got."""
+    import threading
+
     interactive = sys.stderr.isatty()
     state = {"last": None, "seen": set()}
+    lock = threading.Lock()  # studies run side by side: their lines must not interleave
 
     def show(tally, key):
+        with lock:
+            _show(tally, key)
+
+    def _show(tally, key):
         from kt_cli.reports.format import seconds
 
         study = tally.studies[key]

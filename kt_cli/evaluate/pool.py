@@ -45,6 +45,7 @@ def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int)
             op, payload = conn.recv()
         except (EOFError, KeyboardInterrupt):
             return
+        received = time.time()
         try:
             answer = ("ok", execute.dispatch(op, payload))
         except WorkerFailure as exc:
@@ -53,8 +54,19 @@ def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int)
             last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
             where = f" ({last[0].filename}:{last[0].lineno})" if last else ""
             answer = ("error", ("crash", f"{type(exc).__name__}: {exc}{where}"))
+        answered = time.time()
         flush_output()  # everything printed for this request is in the file before the answer leaves
         conn.send(answer)
+        _log_timing("worker", op, received, answered, time.time())
+
+
+def _log_timing(side: str, op: str, *stamps: float) -> None:
+    """A diagnostic (KT_PROFILE_DIR, benchmarks/experiments/wall_profile.py): when each request was sent,
+    received, answered and its answer received, on both sides of the pipe."""
+    where = os.environ.get("KT_PROFILE_DIR")
+    if where:
+        with open(os.path.join(where, f"pipe-{side}-{os.getpid()}.log"), "a") as log:
+            log.write(" ".join([op, *(f"{t:.6f}" for t in stamps)]) + "\n")
 
 
 _MAIN_MODULE_LOCK = threading.Lock()
@@ -193,8 +205,11 @@ class Worker:
     def call(self, op: str, payload: Any, timeout: float) -> Any:
         if self._proc is None or not self._proc.is_alive():
             self._start()
+        sending = time.time()
         self._conn.send((op, payload))
+        sent = time.time()
         status, value = self._answer(op, timeout)
+        _log_timing("caller", op, sending, sent, time.time())
         if status == "error":
             raise WorkerFailure(*value)
         return value

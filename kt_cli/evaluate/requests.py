@@ -21,12 +21,12 @@ _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen
 
 
 def dispatch(op: str, payload: dict):
-    """Run one request. With KT_PROFILE_DIR set (a diagnostic: benchmarks/experiments/wall_profile.py),
-    each request runs under cProfile and leaves OP-PID-N.prof there."""
+    """Run one request. With KT_PROFILE_DIR and KT_PROFILE_REQUESTS=1 set (a diagnostic:
+    benchmarks/experiments/wall_profile.py), it runs under cProfile and leaves OP-PID-N.prof there."""
     import os
 
     where = os.environ.get("KT_PROFILE_DIR")
-    if not where:
+    if not where or os.environ.get("KT_PROFILE_REQUESTS") != "1":
         return _handler(op)(**payload)
     import cProfile
 

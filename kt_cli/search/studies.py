@@ -3,6 +3,7 @@ process sharing the storage)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,10 @@ from kt_cli.search.scale import sampler_seed, whoami
 from kt_cli.search.storage import earlier_results, open_storage
 from kt_cli.search.tally import Tally, study_key
 from kt_cli.types import TrialResult
+
+
+_TALLY_LOCK = threading.Lock()
+STUDIES_AT_ONCE = 4  # studies driven side by side; each has the evaluator's in-flight threads, sharing its slots
 
 
 @dataclass(frozen=True)
@@ -114,14 +119,16 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         for problem in problems:  # for the ETA: every study's budget and what earlier runs did of it
             tally.expect(problem.key, Budget(recipe.search.trials, problem.valid_points).limit, problem.target.mode,
                          earlier_results(store, problem.study_name(source_hash)))
-        for problem in problems:
-            run = StudyRun(problem.study_name(source_hash), store, problem, budget=recipe.search.trials,
-                           sampler=recipe.search.sampler,
-                           seed=sampler_seed(recipe.search.seed) if shared else recipe.search.seed,
-                           on_result=_reporter(tally, problem, progress), on_open=_opener(tally, problem, progress),
-                           worker=whoami(problem.target), known_good=tuple(module_info.get("seeds", ())))
-            studies.append((problem.target, problem.shape, run.run(problem.valid_points, evaluator.in_flight)))
-            tally.found_complete = tally.found_complete and run.found_complete
+        slots = threading.Semaphore(evaluator.in_flight)
+        runs = [StudyRun(problem.study_name(source_hash), store, problem, budget=recipe.search.trials,
+                         sampler=recipe.search.sampler,
+                         seed=sampler_seed(recipe.search.seed) if shared else recipe.search.seed,
+                         on_result=_reporter(tally, problem, progress), on_open=_opener(tally, problem, progress),
+                         worker=whoami(problem.target), known_good=tuple(module_info.get("seeds", ())), slots=slots)
+                for problem in problems]
+        done = _run_at_once(runs, [p.valid_points for p in problems], evaluator.in_flight)
+        studies = [(problem.target, problem.shape, study) for problem, study in zip(problems, done)]
+        tally.found_complete = all(run.found_complete for run in runs)
     finally:
         tally.wall_seconds = time.perf_counter() - started
         tally.device_busy_seconds = evaluator.device_busy_seconds
@@ -129,10 +136,42 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     return source, plans, studies, tally
 
 
+def _run_at_once(runs: list[StudyRun], valid_points: list, in_flight: int) -> list:
+    """Drive the studies side by side (up to STUDIES_AT_ONCE of them), their trials sharing the
+    `in_flight` slots, so that the compile pool and the device never wait for one problem's study to
+    drain before the next one fills the pipeline again. Returns the studies in the order of `runs`."""
+    pending = list(enumerate(runs))
+    done: dict = {}
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def drive() -> None:
+        while not errors:
+            with lock:
+                if not pending:
+                    return
+                index, run = pending.pop(0)
+            try:
+                done[index] = run.run(valid_points[index], in_flight)
+            except BaseException as exc:  # the first error ends the run, as one study's did
+                errors.append(exc)
+
+    helpers = [threading.Thread(target=drive, daemon=True) for _ in range(min(len(runs), STUDIES_AT_ONCE) - 1)]
+    for thread in helpers:
+        thread.start()
+    drive()
+    for thread in helpers:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return [done[index] for index in range(len(runs))]
+
+
 def _reporter(tally: Tally, problem: ProblemPlan, progress):
     """What happens to each recorded result: counted, shown to observer plugins, reported as progress."""
     def on_result(result) -> None:
-        tally.add(result)
+        with _TALLY_LOCK:  # trials of every study in flight finish in their own threads
+            tally.add(result)
         plugins.load_plugins().hook.kt_trial_finished(result=result)
         if progress:
             progress(tally, problem.key)
@@ -142,7 +181,8 @@ def _reporter(tally: Tally, problem: ProblemPlan, progress):
 def _opener(tally: Tally, problem: ProblemPlan, progress):
     """What happens when a study is opened: its earlier runs' trials counted, reported as progress."""
     def on_open(budget: int, earlier: list) -> None:
-        tally.opened(problem.key, budget, problem.target.mode, earlier)
+        with _TALLY_LOCK:
+            tally.opened(problem.key, budget, problem.target.mode, earlier)
         if progress:
             progress(tally, problem.key)
     return on_open
