@@ -44,11 +44,18 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         tally = scale.run_workers(workers, run_studies, dict(recipe=recipe, requested_targets=requested_targets,
                                                 storage_url=storage_url, shared=True, source=source), poll)
         studies = [(plan, shape, scale.load_study(name, storage_url)) for plan, shape, name in names]
+        results = artifact.collect(studies, recipe.search.shortlist)
+        pair_with_reference(results, source, recipe)
     else:
+        finished: dict = {}
+
+        def finish(studies, evaluator) -> None:  # while the evaluator's device workers are up
+            finished["results"] = artifact.collect(studies, recipe.search.shortlist)
+            pair_with_reference(finished["results"], source, recipe, evaluator)
+
         source, plans, studies, tally = run_studies(recipe, requested_targets, storage_url, shared, progress,
-                                                    source=source)
-    results = artifact.collect(studies, recipe.search.shortlist)
-    pair_with_reference(results, source, recipe)
+                                                    source=source, finish=finish)
+        results = finished["results"]
     if profile:
         from kt_cli.evaluate.profile import profile_results
 
@@ -83,10 +90,11 @@ def destinations(recipe: Recipe, out_dir: Path | None, storage: str | None) -> t
     return out_dir, check_storage(storage) if storage is not None else default_storage(recipe, out_dir)
 
 
-def pair_with_reference(results: list[dict], source, recipe: Recipe) -> None:
+def pair_with_reference(results: list[dict], source, recipe: Recipe, evaluator=None) -> None:
     """Time each measured winner interleaved with its reference op, exactly as `kt check` will, and
     keep that ratio (stats.check_speedup): check then compares like with like. The tuning figures
-    (flushed, CI-driven medians) stay as they are."""
+    (flushed, CI-driven medians) stay as they are. With the tuning's `evaluator`, its device worker
+    and judge do it (they are up and hold the problem's module); else fresh ones start."""
     from kt_cli.reports.check import block_ratios, paired_ratios, time_interleaved
     from kt_cli.evaluate.isolated import device_workers
     from kt_cli.evaluate.timing import quantile
@@ -94,7 +102,11 @@ def pair_with_reference(results: list[dict], source, recipe: Recipe) -> None:
     measured = [r for r in results if r["mode"] == "measured" and r["best"] is not None]
     if not measured:
         return
-    workers = device_workers(plugins.target(measured[0]["target"]), recipe.search.timeout)
+    spec = plugins.target(measured[0]["target"])
+    if evaluator is not None:
+        workers, owned = (evaluator.device_pool(spec.vendor), evaluator.device_judge(spec)), ()
+    else:
+        workers = owned = device_workers(spec, recipe.search.timeout)
     try:
         for r in measured:
             best = r["best"]
@@ -110,5 +122,5 @@ def pair_with_reference(results: list[dict], source, recipe: Recipe) -> None:
                          "check_block_ratios": block_ratios(out)}
                 r["best"] = dataclasses.replace(best, stats=stats)
     finally:
-        for process in workers:
+        for process in owned:
             process.stop()

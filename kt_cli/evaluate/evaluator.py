@@ -88,6 +88,18 @@ class Evaluator:
         for judge in (self.verifier, *self.device_judges.values()):
             judge.stop()
 
+    def start_workers(self, plans: list) -> None:
+        """Start the processes `plans` will need now, side by side and in the background: the compile
+        pool, and per measured target its device worker and judge (per estimated one the interpreter's
+        judge). Started one at a time on first use, they held back the first trials by seconds each."""
+        self.compile_pool.start_in_background()
+        for plan in plans:
+            if plan.mode == "measured":
+                self.device_pool(plan.spec.vendor).start_in_background()
+                self.device_judge(plan.spec).judge_pool.start_in_background()
+            else:
+                self.verifier.judge_pool.start_in_background()
+
     def use(self, source) -> None:
         """Evaluate another kernel module; a generator that searches over modules calls this, then
         inspect_module(), once per module. The processes that run a module's code (interpreter and

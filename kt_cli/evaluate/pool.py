@@ -144,6 +144,13 @@ class Worker:
         self._proc = None
         self._conn = None
         self._scratch: Scratch | None = None
+        self._starting = threading.RLock()  # a start in the background and stop() wait for each other
+
+    def ensure_started(self) -> None:
+        """Start the process unless it runs (a worker's start imports torch and Triton: seconds)."""
+        with self._starting:
+            if self._proc is None or not self._proc.is_alive():
+                self._start()
 
     def _start(self) -> None:
         global _SPAWN_ONLY
@@ -203,8 +210,7 @@ class Worker:
             raise WorkerFailure("crash", f"worker died while {doing} ({how})" + (f": {said}" if said else "")) from None
 
     def call(self, op: str, payload: Any, timeout: float) -> Any:
-        if self._proc is None or not self._proc.is_alive():
-            self._start()
+        self.ensure_started()
         sending = time.time()
         self._conn.send((op, payload))
         sent = time.time()
@@ -225,10 +231,11 @@ class Worker:
             self._conn = None
 
     def stop(self) -> None:
-        self._kill()
-        if self._scratch is not None:
-            self._scratch.remove()
-            self._scratch = None
+        with self._starting:
+            self._kill()
+            if self._scratch is not None:
+                self._scratch.remove()
+                self._scratch = None
 
     def __enter__(self):
         return self
@@ -271,6 +278,18 @@ class WorkerPool:
             self._idle.put(worker)
             if busy is not None:
                 busy(took)
+
+    def start_in_background(self) -> None:
+        """Start every worker now, in threads, so that the first requests do not wait for their start
+        one after another (a start that fails is retried, and reported, by the first call)."""
+        def start(worker: Worker) -> None:
+            try:
+                worker.ensure_started()
+            except Exception:  # noqa: BLE001 - the call that needs the worker says what is wrong
+                pass
+
+        for worker in self.workers:
+            threading.Thread(target=start, args=(worker,), daemon=True).start()
 
     def stop(self) -> None:
         for w in self.workers:

@@ -102,14 +102,17 @@ def problem_plans(recipe: Recipe, plans: list, evaluator: Evaluator, module_info
 
 
 def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url: str, shared: bool,
-                progress=None, source=None):
-    """Drive every study of the recipe to its budget. Returns (source, plans, [(plan, shape, study)], tally)."""
+                progress=None, source=None, finish=None):
+    """Drive every study of the recipe to its budget. Returns (source, plans, [(plan, shape, study)], tally).
+    `finish(studies, evaluator)`, if given, runs after the studies while the evaluator's workers are
+    still up (the winners' pairing with their reference reuses the device's)."""
     plans = plan_targets(recipe, requested_targets)
     source = source or kernel_source(recipe, plans, Path(recipe.output_dir))
     evaluator = Evaluator(source, recipe, list(recipe.problem.verify_shapes), recipe.search.timeout)
     tally = Tally()
     started = time.perf_counter()
     try:
+        evaluator.start_workers(plans)  # while the interpreter worker inspects the module
         module_info = evaluator.inspect_module(list(recipe.problem.shapes))
         problems = problem_plans(recipe, plans, evaluator, module_info)
         make_storage_dir(storage_url)
@@ -129,6 +132,8 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         done = _run_at_once(runs, [p.valid_points for p in problems], evaluator.in_flight)
         studies = [(problem.target, problem.shape, study) for problem, study in zip(problems, done)]
         tally.found_complete = all(run.found_complete for run in runs)
+        if finish is not None:
+            finish(studies, evaluator)
     finally:
         tally.wall_seconds = time.perf_counter() - started
         tally.device_busy_seconds = evaluator.device_busy_seconds
