@@ -9,6 +9,7 @@ from kt_cli import plugins
 from kt_cli.artifact import store as artifact
 from kt_cli.errors import JobFailed
 from kt_cli.evaluate.failure import WorkerFailure
+from kt_cli.evaluate.pool import start_fork_server_in_background
 from kt_cli.generate import kernel_source, recipe_generator
 from kt_cli.recipe.destinations import check_directory, check_storage
 from kt_cli.recipe.parse import Recipe
@@ -35,6 +36,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     recipe_generator(recipe)  # an unknown generator is named before anything else
     plans = plan_targets(recipe, requested_targets)
     check_recipe_space(recipe, plans)  # before any worker starts or any file is written
+    start_fork_server_in_background()  # every worker is forked from it: boot it while the run is set up
     source = kernel_source(recipe, plans, out_dir)  # built once: workers share it (an llm loop runs once)
     if workers > 1:
         names = [(plan, shape, study_name(recipe, plan, shape, source.sha256()))

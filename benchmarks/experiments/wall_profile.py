@@ -72,7 +72,10 @@ TIMED = {"kt_cli.search.objective.Objective.__call__": "trial",
          "kt_cli.evaluate.isolated.IsolatedVerifier.verify_and_time": "device (lock wait included)",
          "kt_cli.evaluate.isolated.IsolatedVerifier.verify": "device: verify",
          "kt_cli.search.driver.StudyRun.run": "study",
-         "kt_cli.evaluate.evaluator.Evaluator.inspect_module": "inspect_module"}
+         "kt_cli.evaluate.evaluator.Evaluator.inspect_module": "inspect_module",
+         "kt_cli.tune.plan_targets": "plan_targets", "kt_cli.tune.check_recipe_space": "check_recipe_space",
+         "kt_cli.tune.kernel_source": "kernel_source", "kt_cli.tune.pair_with_reference": "pair_with_reference",
+         "kt_cli.search.studies.problem_plans": "problem_plans", "kt_cli.tune.artifact.write": "artifact write"}
 
 
 class Timeline:
@@ -86,8 +89,12 @@ class Timeline:
         import importlib
 
         for dotted, label in TIMED.items():
-            module, cls, name = dotted.rsplit(".", 2)
-            owner = getattr(importlib.import_module(module), cls)
+            owner_name, name = dotted.rsplit(".", 1)
+            try:
+                owner = importlib.import_module(owner_name)
+            except ImportError:  # a class's method, or a name a module imported
+                module, attribute = owner_name.rsplit(".", 1)
+                owner = getattr(importlib.import_module(module), attribute)
             setattr(owner, name, self._wrap(getattr(owner, name), label))
 
     def _wrap(self, method, label: str):
@@ -172,7 +179,7 @@ def main(argv=None) -> int:
     out = Path(tempfile.mkdtemp(prefix="kt-wall-"))
     timeline = Timeline()
     timeline.install()
-    started = time.perf_counter()
+    timeline.began = started = time.perf_counter()
     with StackSampler() as sampler:
         artifact, _, tally = tune(load_recipe(Path(args.recipe)), trials=args.trials, out_dir=out)
     wall = time.perf_counter() - started

@@ -116,6 +116,25 @@ def _context():
     return ctx
 
 
+def start_fork_server_in_background() -> None:
+    """Boot the fork server now, in a thread (it imports torch: seconds on a GPU host), so that it is up
+    when the first worker starts instead of on that worker's critical path."""
+    if _context().get_start_method() != "forkserver":
+        return
+
+    def boot() -> None:
+        from multiprocessing import forkserver
+
+        try:
+            with _main_module_hidden():
+                _sockets_under_a_short_directory()
+                forkserver.ensure_running()
+        except Exception:  # noqa: BLE001 - the first worker's start tries again and says what is wrong
+            pass
+
+    threading.Thread(target=boot, daemon=True).start()
+
+
 @contextlib.contextmanager
 def _main_module_hidden():
     """A spawned child imports the parent's main module (as __mp_main__) before it runs anything: an
