@@ -49,15 +49,8 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         results = artifact.collect(studies, recipe.search.shortlist)
         pair_with_reference(results, source, recipe)
     else:
-        finished: dict = {}
-
-        def finish(studies, evaluator) -> None:  # while the evaluator's device workers are up
-            finished["results"] = artifact.collect(studies, recipe.search.shortlist)
-            pair_with_reference(finished["results"], source, recipe, evaluator)
-
-        source, plans, studies, tally = run_studies(recipe, requested_targets, storage_url, shared, progress,
-                                                    source=source, finish=finish)
-        results = finished["results"]
+        source, plans, studies, tally, results = _tune_here(recipe, requested_targets, storage_url, shared,
+                                                            progress, source)
     if profile:
         from kt_cli.evaluate.profile import profile_results
 
@@ -80,6 +73,20 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     if missing:
         raise JobFailed(f"wrote {path}, but no candidate passed verification for: {'; '.join(missing)}")
     return path, results, tally
+
+
+def _tune_here(recipe: Recipe, requested_targets, storage_url: str, shared: bool, progress, source):
+    """The studies in this process; the winners paired with their reference by the tuning's own device
+    workers while they are up. Returns (source, plans, studies, tally, results)."""
+    finished: dict = {}
+
+    def finish(studies, evaluator) -> None:
+        finished["results"] = artifact.collect(studies, recipe.search.shortlist)
+        pair_with_reference(finished["results"], source, recipe, evaluator)
+
+    source, plans, studies, tally = run_studies(recipe, requested_targets, storage_url, shared, progress,
+                                                source=source, finish=finish)
+    return source, plans, studies, tally, finished["results"]
 
 
 def destinations(recipe: Recipe, out_dir: Path | None, storage: str | None) -> tuple[Path, str]:
