@@ -34,9 +34,9 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     # Processes sharing a study must not all propose the same points: each gets its own sampler seed.
     shared = storage is not None or workers > 1
     recipe_generator(recipe)  # an unknown generator is named before anything else
+    start_fork_server_in_background()  # every worker is forked from it: it boots while devices are detected
     plans = plan_targets(recipe, requested_targets)
     check_recipe_space(recipe, plans)  # before any worker starts or any file is written
-    start_fork_server_in_background()  # every worker is forked from it: boot it while the run is set up
     source = kernel_source(recipe, plans, out_dir)  # built once: workers share it (an llm loop runs once)
     if workers > 1:
         names = [(plan, shape, study_name(recipe, plan, shape, source.sha256()))
