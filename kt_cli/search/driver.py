@@ -14,13 +14,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kt_cli.search.ledger import Budget, Ledger
+from kt_cli.search.ledger import Budget, Ledger, point_key
 from kt_cli.search.objective import POLL_S, CandidateFailed, Objective
-from kt_cli.search.sampler import make_sampler
+from kt_cli.search.sampler import STARTUP_TRIALS, make_sampler
 from kt_cli.search.recovery import fail_dead_trials
 from kt_cli.search.storage import trial_result
 from kt_cli.types import TrialResult
 
+START_DRAWS_PER_POINT = 200  # draws per start-up point before a space that refuses nearly all gives up
 ATTEMPTS_PER_UNIT = 50  # asks per unit of budget before a driver gives up on a space it cannot fill
 
 
@@ -61,7 +62,9 @@ class StudyRun:
         self.found_complete = budget.spent(ledger)
         self.on_open(budget.limit, [trial_result(t) for t in ledger.evaluated.values()])
         if not study.get_trials(deepcopy=False):
-            self._enqueue_known_good(study)
+            seeded = self._enqueue_known_good(study)
+            if self.sampler == "tpe":
+                self._enqueue_valid_start(study, min(STARTUP_TRIALS, self.budget) - seeded)
         objective = Objective(study, self.storage, self.problem, budget, self.seed, self.on_result, self.worker)
         attempts = _Attempts(max(1, self.budget) * ATTEMPTS_PER_UNIT + 200)
         _in_threads(lambda: self._drive(study, objective, budget, attempts), max(1, in_flight))
@@ -93,10 +96,27 @@ class StudyRun:
         """A new study evaluates the kernel's known-good points first (its SEEDS), where they fit the
         space and its constraints; a parameter a point leaves out takes the first values that meet
         the constraints."""
+        queued = set()
         for point in self.known_good:
             full = self.problem.space.completion(point, self.problem.env)
             if full is not None:
                 study.enqueue_trial(full, skip_if_exists=True)
+                queued.add(point_key(full))
+        return len(queued)
+
+    def _enqueue_valid_start(self, study, count: int) -> None:
+        """A new study's start-up points (those the sampler would draw at random before it models
+        anything) drawn uniformly among the points that meet the constraints. Drawn over the whole
+        space, a constrained space refuses most of them (65 refusals in a 32-candidate softmax run, each
+        an Optuna trial of its own in the CLI process, on the device's critical path)."""
+        space, picked = self.problem.space, {}
+        for point in space.sample(max(0, count) * START_DRAWS_PER_POINT, seed=self.seed):
+            if len(picked) >= count:
+                break
+            if point_key(point) not in picked and space.violated(self.problem.env(point)) is None:
+                picked[point_key(point)] = point
+        for point in picked.values():
+            study.enqueue_trial(point, skip_if_exists=True)
 
 
 class _Attempts:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from kt_cli.errors import BadInput, EnvironmentProblem
 from kt_cli.recipe.space import ENUMERATION_LIMIT, SearchSpace
 
+STARTUP_TRIALS = 8  # TPE's random draws before it models; the driver draws them among valid points
+
 
 def check_sampler_fits(name: str, space: SearchSpace, where: str) -> None:
     """The grid sampler lists every point of the space up front: refuse a space too large to list."""
@@ -22,7 +24,7 @@ def make_sampler(name: str, seed: int, space: SearchSpace, parallel: bool = Fals
     warnings.filterwarnings("ignore", category=FutureWarning, module="optuna")
     if name == "tpe":
         # constant_liar: points in flight count as bad, so parallel asks do not pile onto one region
-        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=8, multivariate=True, group=True,
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=STARTUP_TRIALS, multivariate=True, group=True,
                                           constant_liar=parallel)
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
