@@ -557,6 +557,31 @@ def record_launches(kernel: Kernel, shape: dict, dtype: str, params: dict, optio
     return launches
 
 
+def runs_under_interpreter(fn) -> bool:
+    """Whether Triton's interpreter runs kernel function `fn` in this process: under TRITON_INTERPRET=1
+    every @triton.jit function is an InterpretedFunction, but a kernel of another Triton dialect (a
+    @gluon.jit function) stays a compiled JITFunction that only a device can run."""
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:  # pragma: no cover - another Triton layout: nothing here is interpreted
+        return False
+    return isinstance(fn, InterpretedFunction)
+
+
+def uninterpretable_kernels(kernel: Kernel, shapes: list, dtype: str, params: dict, options: dict) -> list[str]:
+    """Names of the kernels the launches at `shapes` call that this process's interpreter cannot run
+    (recorded on meta tensors, nothing runs). A shape the launch function refuses adds nothing: the
+    verification says what is wrong there."""
+    names: set = set()
+    for shape in shapes:
+        try:
+            launches = record_launches(kernel, shape, dtype, params, options)
+        except Exception:  # noqa: BLE001
+            continue
+        names |= {launch.fn.__name__ for launch in launches if not runs_under_interpreter(launch.fn)}
+    return sorted(names)
+
+
 class _ReadTracker(dict):
     """The params a launch function gets in a knob check: notes every key it reads, and the first key it
     asks for that is not there. Reading all keys at once (iterating, copying) counts as reading each."""
@@ -674,6 +699,24 @@ def signature_of(launch: Launch) -> tuple[dict, dict, dict]:
             del attrs[(index,)]
         elif value is None:
             signature[name], constexprs[name] = "constexpr", None
+        elif _descriptor_type(value):  # a host-built TMA descriptor: typed by its block, never specialised
+            signature[name] = _descriptor_type(value)
+            del attrs[(index,)]
         else:
             raise TypeError(f"argument {name!r} of {fn.__name__}: cannot compile for type {type(value).__name__}")
     return signature, constexprs, attrs
+
+
+def _descriptor_type(value) -> str:
+    """The signature type Triton's JIT gives a tensor descriptor argument (`tensordesc<bf16[128, 64],...>`,
+    from triton.tools.tensor_descriptor or a Triton dialect's own), asked of Triton's own mangling; ""
+    for anything else."""
+    if not hasattr(value, "block_shape") or not hasattr(value, "base"):
+        return ""
+    from triton.runtime.jit import mangle_type
+
+    try:
+        mangled = mangle_type(value)
+    except Exception:  # noqa: BLE001 - not a type this Triton knows
+        return ""
+    return mangled if isinstance(mangled, str) and mangled.startswith("tensordesc") else ""

@@ -23,7 +23,8 @@ def dispatch(op: str, payload: dict):
     return {"inspect_module": inspect_module, "compile": compile_candidate, "knobs_read": read_knobs,
             "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
             "time_held": time_held, "ceilings": ceilings, "calibrate": calibrate, "recheck": recheck,
-            "interpreter_defects": interpreter_defects, "launch_arguments": launch_arguments}[op](**payload)
+            "interpreter_defects": interpreter_defects, "launch_arguments": launch_arguments,
+            "uninterpretable": uninterpretable}[op](**payload)
 
 
 def _kernel(source) -> Kernel:
@@ -42,6 +43,16 @@ def interpreter_defects() -> list[str]:
     from kt_cli.evaluate.interpreter_fixes import defects_left
 
     return defects_left()
+
+
+def uninterpretable(source, shapes: list, dtype: str, params: dict, options: dict) -> list[str]:
+    """The kernels a candidate launches at `shapes` that this worker's interpreter cannot run
+    (kt_cli.kernel.uninterpretable_kernels); run under TRITON_INTERPRET=1."""
+    from kt_cli.kernel import uninterpretable_kernels
+
+    names = uninterpretable_kernels(_kernel(source), shapes, dtype, params, options)
+    check_pristine("the launch")  # recording ran the candidate's launch code in this worker
+    return names
 
 
 def split_params(params: dict, launch_options: tuple) -> tuple[dict, dict]:
