@@ -497,13 +497,39 @@ def _supply(k: KernelObject, supplied: dict, args: tuple, kwargs: dict) -> dict:
     return {**{n: v for n, v in supplied.items() if n not in given}, **kwargs}
 
 
+def interpretable(fn) -> bool:
+    """Whether Triton's interpreter can run kernel function `fn`: under TRITON_INTERPRET=1 every
+    @triton.jit function is an InterpretedFunction, but a kernel of another Triton dialect (a @gluon.jit
+    function, a JITFunction subclass) stays a compiled function that only a device runs. Answers the
+    same in a process with the interpreter on (InterpretedFunction) or off (exactly a JITFunction)."""
+    from triton.runtime.jit import JITFunction
+
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:  # pragma: no cover - another Triton layout
+        InterpretedFunction = JITFunction
+    return isinstance(fn, InterpretedFunction) or type(fn) is JITFunction
+
+
+class NotInterpretable(Exception):
+    """A launch under TRITON_INTERPRET=1 of a kernel the interpreter cannot run (see interpretable)."""
+
+    def __init__(self, kernel_name: str):
+        super().__init__(f"{kernel_name}: Triton's interpreter cannot run this kernel")
+        self.kernel_name = kernel_name
+
+
 class _WithOptions:
     def __init__(self, k: KernelObject, options: dict, params: dict | None = None):
         self.k, self.fn, self.options = k, k.call, options
         self.first = _first_option_parameter(k.jit, options)
         self.supplied, self.zeroed = k.supplied(params or {}), k.zeroed()
+        # on the CPU it would fail deep in Triton ("0 active drivers"), a crash it is not
+        self.refused = os.environ.get("TRITON_INTERPRET") == "1" and not interpretable(k.jit)
 
     def __getitem__(self, grid):
+        if self.refused:
+            raise NotInterpretable(self.k.jit.__name__)
         runner = self.fn[grid]
         if self.first is None and not self.supplied and not self.zeroed:
             # the common case, kept as cheap as a launch can be: it is timed
@@ -555,31 +581,6 @@ def record_launches(kernel: Kernel, shape: dict, dtype: str, params: dict, optio
     inputs = kernel.make_inputs(shape, dtype, Tensors("meta", 0))
     kernel.launch(inputs, params, options, launches=launches)
     return launches
-
-
-def runs_under_interpreter(fn) -> bool:
-    """Whether Triton's interpreter runs kernel function `fn` in this process: under TRITON_INTERPRET=1
-    every @triton.jit function is an InterpretedFunction, but a kernel of another Triton dialect (a
-    @gluon.jit function) stays a compiled JITFunction that only a device can run."""
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-    except ImportError:  # pragma: no cover - another Triton layout: nothing here is interpreted
-        return False
-    return isinstance(fn, InterpretedFunction)
-
-
-def uninterpretable_kernels(kernel: Kernel, shapes: list, dtype: str, params: dict, options: dict) -> list[str]:
-    """Names of the kernels the launches at `shapes` call that this process's interpreter cannot run
-    (recorded on meta tensors, nothing runs). A shape the launch function refuses adds nothing: the
-    verification says what is wrong there."""
-    names: set = set()
-    for shape in shapes:
-        try:
-            launches = record_launches(kernel, shape, dtype, params, options)
-        except Exception:  # noqa: BLE001
-            continue
-        names |= {launch.fn.__name__ for launch in launches if not runs_under_interpreter(launch.fn)}
-    return sorted(names)
 
 
 class _ReadTracker(dict):

@@ -104,3 +104,15 @@ def test_static_mode_cross_compiles_a_gluon_point_but_never_lets_it_win(write, t
     assert plain["failure_kind"] == "ok"
     (best,) = json.loads((art / "manifest.json").read_text())["results"]
     assert best["mode"] == "estimated" and best["params"]["GLUON"] == 0
+
+
+def test_a_verification_launch_of_the_gluon_kernel_on_the_cpu_is_the_interpreters_failure():
+    """128x128x64 takes the descriptors, so the launch calls the Gluon kernel: under the interpreter
+    that is an `interpreter` failure naming the kernel, not a `crash` ("0 active drivers")."""
+    from kt_cli.evaluate.failure import WorkerFailure
+    from tests.kernel_checks import verify
+
+    params = {**GLUON, "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "num_stages": 2}
+    with pytest.raises(WorkerFailure) as failure:
+        verify("matmul", "bfloat16", params, [{"M": 128, "N": 128, "K": 64}])
+    assert failure.value.kind == "interpreter" and "matmul_gluon_kernel" in failure.value.message

@@ -16,6 +16,7 @@ from kt_cli.evaluate.early_exits import CompileDeadline, spill_breach
 from kt_cli.evaluate.phases import PhaseClock
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.isolated import IsolatedVerifier
+from kt_cli.evaluate.interpreter_fixes import not_interpretable
 from kt_cli.evaluate.pool import WorkerPool
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 
@@ -49,7 +50,6 @@ class Evaluator:
         self.device_pools: dict[str, WorkerPool] = {}  # vendor name -> the worker that owns its device
         self.device_judges: dict[str, IsolatedVerifier] = {}  # vendor name -> the judge on its device
         self._verified: dict = {}
-        self._uninterpretable: dict = {}  # (params, shapes) -> kernels the interpreter cannot run there
         self.fastest: dict = {}  # (target, shape key) -> upper end of the best fully timed interval so far
         self.fastest_estimate: dict = {}  # (target, shape key) -> the cost model's estimate of that candidate
         self.timed: dict = {}  # (target, shape key) -> candidates fully timed
@@ -96,7 +96,7 @@ class Evaluator:
         into another's verdict; the compile pool only compiles and the judge never loads candidates."""
         for pool in (self.interpreter, *self.device_pools.values()):
             pool.stop()
-        self.source, self._verified, self._uninterpretable, self.counts = source, {}, {}, {}
+        self.source, self._verified, self.counts = source, {}, {}
         self.verify_shapes = list(self.recipe.problem.verify_shapes)
 
     def inspect_module(self, shapes: list) -> dict:
@@ -225,9 +225,8 @@ class Evaluator:
         # Verified on the small shapes and on stand-ins for the tuned problem that keep its relation to
         # the tile sizes (kt_cli.evaluate.tuned_shapes): right only at small sizes is `wrong` here too.
         shapes = self.verify_shapes + tuned_problem_shapes(candidate.shape, self.verify_shapes, kernel_params)
-        unverifiable = self._interpreter_cannot_run(kernel_params, bound, [candidate.shape] + shapes, candidate.dtype)
-        if unverifiable:  # cross-compiled (resources read) but never `ok` unverified, so never a static winner
-            exc = WorkerFailure("interpreter", unverifiable)
+        if compiled.get("uninterpretable"):  # cross-compiled (resources read), but never `ok` unverified
+            exc = WorkerFailure("interpreter", not_interpretable(compiled["uninterpretable"]))
             exc.resources = compiled["resources"]
             raise exc
         key = (tuple(sorted({**kernel_params, **bound}.items())), tuple(shape_key(s) for s in shapes))
@@ -246,24 +245,6 @@ class Evaluator:
         estimate = compiled["estimate"]
         return {"value": estimate["seconds"], "stats": {"estimate": estimate, "programs": compiled["programs"]},
                 "resources": compiled["resources"], "verification": verified}
-
-    def _interpreter_cannot_run(self, params: dict, options: dict, shapes: list, dtype: str) -> str:
-        """Why the CPU interpreter cannot verify these launches (they call a kernel it does not run,
-        at the tuned shape or a verification shape), or "" when it can."""
-        key = (tuple(sorted({**params, **options}.items())), tuple(shape_key(s) for s in shapes))
-        if key not in self._uninterpretable:
-            try:
-                self._uninterpretable[key] = self.interpreter.call(
-                    "uninterpretable", {"source": self.source, "shapes": shapes, "dtype": dtype, "params": params,
-                                        "options": options}, self.timeout)
-            except WorkerFailure:  # the verification that follows says what is wrong
-                self._uninterpretable[key] = []
-        names = self._uninterpretable[key]
-        if not names:
-            return ""
-        return (f"{', '.join(names)}: Triton's interpreter does not run this kernel (not a @triton.jit function), so "
-                "the CPU cannot verify it; cross-compiled and estimated only, never ranked: verify it on a device "
-                "(measured mode)")
 
     def _time_on_device(self, candidate: Candidate, plan: TargetPlan, clock: PhaseClock) -> dict:
         # Cross-compiling first (in the CPU pool, ahead of the device) rejects over-limit candidates before

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
-from kt_cli.kernel import Kernel, KernelModuleError, autotune_space, record_launches, signature_of
+from kt_cli.kernel import (Kernel, KernelModuleError, NotInterpretable, autotune_space, interpretable,
+                           record_launches, signature_of)
 from kt_cli.types import Resources, shape_key
 from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch, check_pristine, every_watched_name
@@ -23,8 +24,7 @@ def dispatch(op: str, payload: dict):
     return {"inspect_module": inspect_module, "compile": compile_candidate, "knobs_read": read_knobs,
             "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
             "time_held": time_held, "ceilings": ceilings, "calibrate": calibrate, "recheck": recheck,
-            "interpreter_defects": interpreter_defects, "launch_arguments": launch_arguments,
-            "uninterpretable": uninterpretable}[op](**payload)
+            "interpreter_defects": interpreter_defects, "launch_arguments": launch_arguments}[op](**payload)
 
 
 def _kernel(source) -> Kernel:
@@ -43,16 +43,6 @@ def interpreter_defects() -> list[str]:
     from kt_cli.evaluate.interpreter_fixes import defects_left
 
     return defects_left()
-
-
-def uninterpretable(source, shapes: list, dtype: str, params: dict, options: dict) -> list[str]:
-    """The kernels a candidate launches at `shapes` that this worker's interpreter cannot run
-    (kt_cli.kernel.uninterpretable_kernels); run under TRITON_INTERPRET=1."""
-    from kt_cli.kernel import uninterpretable_kernels
-
-    names = uninterpretable_kernels(_kernel(source), shapes, dtype, params, options)
-    check_pristine("the launch")  # recording ran the candidate's launch code in this worker
-    return names
 
 
 def split_params(params: dict, launch_options: tuple) -> tuple[dict, dict]:
@@ -195,7 +185,9 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = ()) -> d
     for shape in verify_shapes:
         _compile_ahead(vendor, kernel, shape, candidate.dtype, params, options, target)
     result = {"resources": worst.to_json(), "programs": main.programs, "launches": len(launches),
-              "instructions": instructions, "compile_seconds": time.perf_counter() - started}
+              "instructions": instructions, "compile_seconds": time.perf_counter() - started,
+              # kernels of the tuned problem that Triton's CPU interpreter cannot run (static mode)
+              "uninterpretable": sorted({launch.fn.__name__ for launch in launches if not interpretable(launch.fn)})}
     # static mode ranks by the estimate; measured mode prunes candidates it predicts far slower
     work = costmodel.Work(kernel.count("flops", candidate.shape, candidate.dtype),
                           kernel.count("bytes_moved", candidate.shape, candidate.dtype),
@@ -313,6 +305,10 @@ def launch_held(source, params: dict, options: dict, shared: bytes, watched_name
         return {"steps": {"load": loaded - started, "launches": time.perf_counter() - loaded}}
     except WorkerFailure:
         raise
+    except NotInterpretable as exc:
+        from kt_cli.evaluate.interpreter_fixes import not_interpretable
+
+        raise WorkerFailure("interpreter", not_interpretable([exc.kernel_name])) from None
     except Exception as exc:
         if device is None:
             raise
