@@ -700,8 +700,8 @@ def signature_of(launch: Launch) -> tuple[dict, dict, dict]:
             del attrs[(index,)]
         elif value is None:
             signature[name], constexprs[name] = "constexpr", None
-        elif _descriptor_type(value):  # a host-built TMA descriptor: typed by its block, never specialised
-            signature[name] = _descriptor_type(value)
+        elif descriptor := _descriptor_type(value):  # a host-built TMA descriptor: typed, never specialised
+            signature[name] = descriptor
             del attrs[(index,)]
         else:
             raise TypeError(f"argument {name!r} of {fn.__name__}: cannot compile for type {type(value).__name__}")
