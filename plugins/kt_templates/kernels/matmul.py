@@ -24,9 +24,10 @@
   keep one MMA in flight and hand the previous stage back once it is done; the C tile leaves through
   shared memory and a TMA store, which runs while the next tile's loads are already in flight. The
   descriptors are built on the host. A launch it cannot take (not fp16/bf16, a row not a multiple of 16
-  bytes, B stored K-major) runs the plain persistent kernel. Gluon kernels do not run under Triton's CPU
-  interpreter: in static mode kt cross-compiles and estimates such a point but records it unverified
-  (failure kind `interpreter`), so it never wins there; it is verified on the GPU in measured mode.
+  bytes, B stored K-major) runs the TMA variant's kernels. Gluon kernels do not run under Triton's CPU
+  interpreter: in static mode kt cross-compiles such a point (its resources are recorded) but records
+  it unverified (failure kind `interpreter`), so it never wins there; measured mode verifies it on the
+  GPU. docs/kernel-protocol.md describes it, with figures.
 
 dtypes: float32 (tl.dot takes it as tf32), float16, bfloat16 and float8_e4m3 (output bfloat16; B
 stored K-major, as fp8 tensor cores and torch._scaled_mm want it). fp8 needs a target whose property
@@ -453,7 +454,7 @@ def launch(k, inputs, params):
         work = torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
     out = c if work is None else work
     if per_unit and params.get("GLUON", 0) and work is None and _gluon_ready(a, b, c):
-        # a config that asks for Gluon on tensors it cannot take runs the plain persistent kernel below
+        # a config that asks for Gluon on tensors it cannot take runs the TMA variant's kernels below
         k.matmul_gluon_kernel[(min(tiles, params["UNITS"] * per_unit),)](
             *gluon_descriptors(a, b, c, bm, bn, bk), m, n, kk, GROUP_M=gm, num_stages=params.get("num_stages", 3),
             PRODUCER_REGS=PRODUCER_REGS)
