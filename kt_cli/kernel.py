@@ -497,13 +497,39 @@ def _supply(k: KernelObject, supplied: dict, args: tuple, kwargs: dict) -> dict:
     return {**{n: v for n, v in supplied.items() if n not in given}, **kwargs}
 
 
+def interpretable(fn) -> bool:
+    """Whether Triton's interpreter can run kernel function `fn`: under TRITON_INTERPRET=1 every
+    @triton.jit function is an InterpretedFunction, but a kernel of another Triton dialect (a @gluon.jit
+    function, a JITFunction subclass) stays a compiled function that only a device runs. Answers the
+    same in a process with the interpreter on (InterpretedFunction) or off (exactly a JITFunction)."""
+    from triton.runtime.jit import JITFunction
+
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:  # pragma: no cover - another Triton layout
+        InterpretedFunction = JITFunction
+    return isinstance(fn, InterpretedFunction) or type(fn) is JITFunction
+
+
+class NotInterpretable(Exception):
+    """A launch under TRITON_INTERPRET=1 of a kernel the interpreter cannot run (see interpretable)."""
+
+    def __init__(self, kernel_name: str):
+        super().__init__(f"{kernel_name}: Triton's interpreter cannot run this kernel")
+        self.kernel_name = kernel_name
+
+
 class _WithOptions:
     def __init__(self, k: KernelObject, options: dict, params: dict | None = None):
         self.k, self.fn, self.options = k, k.call, options
         self.first = _first_option_parameter(k.jit, options)
         self.supplied, self.zeroed = k.supplied(params or {}), k.zeroed()
+        # on the CPU it would fail deep in Triton ("0 active drivers"), a crash it is not
+        self.refused = os.environ.get("TRITON_INTERPRET") == "1" and not interpretable(k.jit)
 
     def __getitem__(self, grid):
+        if self.refused:
+            raise NotInterpretable(self.k.jit.__name__)
         runner = self.fn[grid]
         if self.first is None and not self.supplied and not self.zeroed:
             # the common case, kept as cheap as a launch can be: it is timed

@@ -19,16 +19,20 @@ CASES = [
     ("matmul", "bfloat16", {"M": 256, "N": 256, "K": 256},
      {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1,
       "UNITS": 132, "TMA": 1}, {"num_warps": 8, "num_stages": 3}),
+    # the Gluon kernel: host-built descriptor arguments, Gluon's own AST source, num_stages bound as a parameter
+    ("matmul", "bfloat16", {"M": 1000, "N": 1000, "K": 1000},
+     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1,
+      "UNITS": 132, "TMA": 1, "GLUON": 1}, {"num_warps": 8, "num_stages": 3}),
 ]
 
 
 def _keys(name, dtype, shape, params, options):
     from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource, make_backend
+    from triton.compiler import make_backend
     from triton.compiler.compiler import get_cache_key
     from triton.runtime.jit import create_function_from_signature
 
-    from kt_cli.evaluate.cross_compile import specialise
+    from kt_cli.evaluate.cross_compile import source_class, specialise
     from kt_cli.evaluate.requests import split_params
 
     target = GPUTarget("cuda", 90, 32)
@@ -43,15 +47,17 @@ def _keys(name, dtype, shape, params, options):
     out = []
     for ahead, launch in zip(pool, real):
         signature, constexprs, attrs, options = specialise(ahead, backend)  # the pool's path
-        pool_key = get_cache_key(ASTSource(ahead.fn, signature, constexprs, attrs), backend,
+        pool_key = get_cache_key(source_class(ahead.fn)(ahead.fn, signature, constexprs, attrs), backend,
                                  backend.parse_options(options), env)
         fn = launch.fn
         kwargs = {**launch.options, "debug": False}  # JITFunction.run adds debug
         binder = create_function_from_signature(fn.signature, fn.params, backend)
-        bound, specialization, jit_options = binder(*[launch.args[n] for n in fn.arg_names], **kwargs)
+        # by keyword: a parameter named like a launch option (num_stages) takes the option's value, as in the JIT
+        args = {n: launch.args[n] for n in fn.arg_names if n not in kwargs}
+        bound, specialization, jit_options = binder(**args, **kwargs)
         jit_options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, specialization,
                                                                   jit_options)
-        jit_key = get_cache_key(ASTSource(fn, signature, constexprs, attrs), backend, jit_options, env)
+        jit_key = get_cache_key(source_class(fn)(fn, signature, constexprs, attrs), backend, jit_options, env)
         out.append((fn.__name__, pool_key, jit_key))
     return out
 

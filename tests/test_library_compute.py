@@ -151,7 +151,7 @@ def _first_broken_constraint(name, dtype, shape, target, point):
 
 
 def test_fp8_candidate_is_invalid_on_sm80_only():
-    point = {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 0, "TMA": 0}
+    point = {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 0, "TMA": 0, "GLUON": 0}
     on = lambda target, units, dtype: _first_broken_constraint(  # noqa: E731
         "matmul", dtype, BIG_GEMM, target, {**point, "UNITS": units})
     assert on("nvidia:sm_80", 108, "float8_e4m3") == "fp8_e4m3 == 1 or dtype_bytes > 1"
@@ -160,7 +160,7 @@ def test_fp8_candidate_is_invalid_on_sm80_only():
 
 
 def test_tma_candidates_are_only_for_hopper_and_later_and_persistent():
-    point = {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "TMA": 1}
+    point = {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "TMA": 1, "GLUON": 0}
     rule = "TMA == 0 or (tma == 1 and PROGRAMS_PER_UNIT > 0)"
     assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "nvidia:sm_90", {**point, "UNITS": 132}) is None
     assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "nvidia:sm_80", {**point, "UNITS": 108}) == rule
@@ -170,7 +170,7 @@ def test_tma_candidates_are_only_for_hopper_and_later_and_persistent():
 
 
 def test_split_k_is_pruned_where_tiles_already_fill_the_gpu():
-    point = {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 4, "PROGRAMS_PER_UNIT": 0, "UNITS": 132, "TMA": 0}
+    point = {**GEMM_TILES, "num_stages": 3, "SPLIT_K": 4, "PROGRAMS_PER_UNIT": 0, "UNITS": 132, "TMA": 0, "GLUON": 0}
     broken = _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "nvidia:sm_90", point)
     assert broken is not None and "SPLIT_K == 1 or" in broken
     skinny = {"M": 256, "N": 256, "K": 16384}

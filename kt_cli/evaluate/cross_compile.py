@@ -15,11 +15,12 @@ def cross_compile(launch, backend: str, arch, warp_size: int):
     """Compile `launch` (kt_cli.kernel.Launch: fn, args by name, launch options) for the target."""
     import triton
     from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource, make_backend
+    from triton.compiler import make_backend
 
     target = GPUTarget(backend, arch, warp_size)
     signature, constexprs, attrs, options = specialise(launch, make_backend(target))
-    return triton.compile(ASTSource(launch.fn, signature, constexprs, attrs), target=target, options=options)
+    source = source_class(launch.fn)(launch.fn, signature, constexprs, attrs)
+    return triton.compile(source, target=target, options=options)
 
 
 def specialise(launch, backend) -> tuple[dict, dict, dict, dict]:
@@ -30,7 +31,9 @@ def specialise(launch, backend) -> tuple[dict, dict, dict, dict]:
     fn = launch.fn
     kwargs = _run_options(fn, launch.options)
     binder = create_function_from_signature(fn.signature, fn.params, backend)
-    bound, specialization, options = binder(**launch.args, **kwargs)
+    # by keyword; a kernel parameter named like a launch option (num_stages) takes the option's value
+    args = {name: value for name, value in launch.args.items() if name not in kwargs}
+    bound, specialization, options = binder(**args, **kwargs)
     options, signature, constexprs, attrs = fn._pack_args(backend, kwargs, bound, specialization, options)
     return signature, constexprs, attrs, options.__dict__
 
@@ -46,3 +49,18 @@ def _run_options(fn, options: dict) -> dict:
         if hasattr(knobs.compilation, name):
             kwargs[name] = getattr(knobs.compilation, name)
     return kwargs
+
+
+def source_class(fn):
+    """The AST source Triton's JIT compiles `fn` from: its own ASTSource, or the one of the Triton
+    dialect the function is written in (a Gluon kernel's GluonASTSource, which sets the layouts'
+    module attributes up front); both exist in Triton 3.6 to 3.9. (The JIT picks it when it binds a
+    device, which a cross-compile has none of.)"""
+    from triton.compiler import ASTSource
+
+    is_gluon = getattr(fn, "is_gluon", None)
+    if callable(is_gluon) and is_gluon():
+        from triton.experimental.gluon._runtime import GluonASTSource
+
+        return GluonASTSource
+    return ASTSource

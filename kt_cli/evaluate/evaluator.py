@@ -16,6 +16,7 @@ from kt_cli.evaluate.early_exits import CompileDeadline, spill_breach
 from kt_cli.evaluate.phases import PhaseClock
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.isolated import IsolatedVerifier
+from kt_cli.evaluate.interpreter_fixes import not_interpretable
 from kt_cli.evaluate.pool import WorkerPool
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 
@@ -236,6 +237,10 @@ class Evaluator:
         # Verified on the small shapes and on stand-ins for the tuned problem that keep its relation to
         # the tile sizes (kt_cli.evaluate.tuned_shapes): right only at small sizes is `wrong` here too.
         shapes = self.verify_shapes + tuned_problem_shapes(candidate.shape, self.verify_shapes, kernel_params)
+        if compiled.get("uninterpretable"):  # cross-compiled (resources read), but never `ok` unverified
+            exc = WorkerFailure("interpreter", not_interpretable(compiled["uninterpretable"]))
+            exc.resources = compiled["resources"]
+            raise exc
         key = (tuple(sorted({**kernel_params, **bound}.items())), tuple(shape_key(s) for s in shapes))
         if key not in self._verified:
             try:

@@ -121,6 +121,14 @@ def defects_left() -> list[str]:
                                      ("float_scalar", interpreter_probes.float_scalar_is_python_float)) if probe()]
 
 
+def not_interpretable(kernel_names) -> str:
+    """The message of an `interpreter` failure for a candidate whose launches call kernels the
+    interpreter does not run at all (kt_cli.kernel.interpretable): not verifiable on the CPU."""
+    return (f"{', '.join(kernel_names)}: Triton's interpreter does not run this kernel (not a @triton.jit "
+            "function), so the CPU cannot verify it; cross-compiled and estimated only, never ranked: verify it "
+            "on a device (measured mode)")
+
+
 def blame(kind: str, message: str, dtype: str, defects: list[str]) -> str:
     """The message of an `interpreter` failure (shown as `interpreter: …`) for a failure that a defect
     left in `defects` explains, or ""."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
-from kt_cli.kernel import Kernel, KernelModuleError, autotune_space, record_launches
+from kt_cli.kernel import (Kernel, KernelModuleError, NotInterpretable, autotune_space, interpretable,
+                           record_launches)
 from kt_cli.types import Resources, shape_key
 from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch, check_pristine, every_watched_name
@@ -205,7 +206,9 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = ()) -> d
     for shape in verify_shapes:
         _compile_ahead(vendor, kernel, shape, candidate.dtype, params, options, target)
     result = {"resources": worst.to_json(), "programs": main.programs, "launches": len(launches),
-              "instructions": instructions, "compile_seconds": time.perf_counter() - started}
+              "instructions": instructions, "compile_seconds": time.perf_counter() - started,
+              # kernels of the tuned problem that Triton's CPU interpreter cannot run (static mode)
+              "uninterpretable": sorted({launch.fn.__name__ for launch in launches if not interpretable(launch.fn)})}
     # static mode ranks by the estimate; measured mode prunes candidates it predicts far slower
     work = costmodel.Work(kernel.count("flops", candidate.shape, candidate.dtype),
                           kernel.count("bytes_moved", candidate.shape, candidate.dtype),
@@ -322,6 +325,10 @@ def launch_held(source, params: dict, options: dict, shared: bytes, watched_name
         return {"steps": {"load": loaded - started, "launches": time.perf_counter() - loaded}}
     except WorkerFailure:
         raise
+    except NotInterpretable as exc:
+        from kt_cli.evaluate.interpreter_fixes import not_interpretable
+
+        raise WorkerFailure("interpreter", not_interpretable([exc.kernel_name])) from None
     except Exception as exc:
         if device is None:
             raise

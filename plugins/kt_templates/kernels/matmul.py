@@ -16,6 +16,18 @@
   the device; no masks, no wrapped rows. With SPLIT_K > 1 it walks (tile, K split) pairs into the
   split-K workspace. A tensor the TMA cannot take (a row not a multiple of 16 bytes) runs the plain
   persistent kernel (or the plain split-K one) instead.
+- Gluon (GLUON = 1, with TMA = 1 and SPLIT_K = 1, targets whose property `wgmma` is 1: sm_90 only): a
+  persistent, warp-specialized kernel written in Gluon, Triton's layout-explicit dialect, since plain
+  Triton does not warp-specialize on sm_90. In each program one producer warp issues the TMA loads of A
+  and B tiles into a ring of num_stages shared-memory stages, each guarded by a `ready` and an `empty`
+  mbarrier; the num_warps // 4 consumer warpgroups issue asynchronous wgmma on each stage as it lands,
+  keep one MMA in flight and hand the previous stage back once it is done; the C tile leaves through
+  shared memory and a TMA store, which runs while the next tile's loads are already in flight. The
+  descriptors are built on the host. A launch it cannot take (not fp16/bf16, a row not a multiple of 16
+  bytes, B stored K-major) runs the TMA variant's kernels. Gluon kernels do not run under Triton's CPU
+  interpreter: in static mode kt cross-compiles such a point (its resources are recorded) but records
+  it unverified (failure kind `interpreter`), so it never wins there; measured mode verifies it on the
+  GPU. docs/kernel-protocol.md describes it, with figures.
 
 dtypes: float32 (tl.dot takes it as tf32), float16, bfloat16 and float8_e4m3 (output bfloat16; B
 stored K-major, as fp8 tensor cores and torch._scaled_mm want it). fp8 needs a target whose property
@@ -25,6 +37,15 @@ fp8_e4m3 is 1.
 import torch
 import triton
 import triton.language as tl
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
+                                                              warpgroup_mma_wait)
+
+# Triton 3.9 renamed Gluon's TMA copies (async_copy_global_to_shared -> async_load, async_copy_shared_to_global
+# -> async_store) and made the old names raise; Triton 3.6 has only the old names. The arguments are the same.
+_tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+_tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
 
 OUTPUTS = ("c",)
 SPACE = {
@@ -35,6 +56,7 @@ SPACE = {
     "SPLIT_K": [1, 2, 4, 8],
     "PROGRAMS_PER_UNIT": [0, 1, 2],
     "TMA": [0, 1],
+    "GLUON": [0, 1],
     "UNITS": [108, 132, 142, 148, 110, 256, 304],  # nvidia sm_80/90/89/100, amd gfx90a/950/942
     "num_warps": [2, 4, 8],
     "num_stages": [2, 3, 4, 5],
@@ -50,6 +72,16 @@ CONSTRAINTS = [
     "SPLIT_K == 1 or ((M + BLOCK_M - 1) // BLOCK_M) * ((N + BLOCK_N - 1) // BLOCK_N) < units",
     "fp8_e4m3 == 1 or dtype_bytes > 1",
     "TMA == 0 or (tma == 1 and PROGRAMS_PER_UNIT > 0)",  # the TMA variant is persistent, Hopper and later
+    # the Gluon variant: sm_90's wgmma, the TMA's persistent walk without split-K, 16-bit inputs
+    "GLUON == 0 or (wgmma == 1 and TMA == 1 and SPLIT_K == 1 and dtype_bytes == 2)",
+    # rows a TMA can take at the tuned shape (K and N times 2 bytes a multiple of 16)
+    "GLUON == 0 or (K * dtype_bytes % 16 == 0 and N * dtype_bytes % 16 == 0)",
+    # each consumer warp takes 16 rows of a wgmma; accumulator registers per consumer thread
+    "GLUON == 0 or (num_warps % 4 == 0 and BLOCK_M % (16 * num_warps) == 0)",
+    "GLUON == 0 or BLOCK_M * BLOCK_N // (32 * num_warps) <= 128",
+    # the ring of num_stages A and B tiles and the C tile of the epilogue, all in shared memory at once
+    "GLUON == 0 or (BLOCK_M + BLOCK_N) * BLOCK_K * dtype_bytes * num_stages + BLOCK_M * BLOCK_N * dtype_bytes"
+    " + 1024 <= smem_bytes",
 ]
 VERIFY_SHAPES = [{"M": 67, "N": 45, "K": 80}, {"M": 128, "N": 96, "K": 64}]
 # Evaluated first in a new study: the config list of Triton's matmul tutorial (what @triton.autotune
@@ -70,6 +102,10 @@ SEEDS = [
     {"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": sk, "PROGRAMS_PER_UNIT": 1, "TMA": 1,
      "num_stages": s, "num_warps": w}
     for n, sk, s, w in [(256, 1, 3, 8), (128, 1, 4, 8), (128, 2, 4, 4)]
+] + [  # the Gluon variant where the space has it (sm_90): two consumer warpgroups, then one
+    {"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "TMA": 1,
+     "GLUON": 1, "num_stages": s, "num_warps": w}
+    for n, s, w in [(256, 3, 8), (128, 4, 4)]
 ]
 _ACCUMULATION = "fp32 accumulation over K in another order than the reference: the error grows with the outputs' typical size"
 TOLERANCE = {  # element-wise; `rms` scales with RMS(ref) (kt_cli.evaluate.verify.Tolerance)
@@ -223,6 +259,103 @@ def splitk_reduce_kernel(w_ptr, c_ptr, M, N, stride_ws, stride_wm, stride_wn, st
     tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=mask)
 
 
+@gluon.constexpr_function
+def _wgmma_layout(BLOCK_M, BLOCK_N, warps):
+    """The accumulator's layout: the consumer warps stacked along M (16 rows a warp per wgmma), each wgmma
+    as wide as BLOCK_N allows (a multiple of 8 dividing it, at most 256)."""
+    n = min(BLOCK_N, 256)
+    while BLOCK_N % n:
+        n -= 8
+    return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[warps, 1], instr_shape=[16, n, 16])
+
+
+@gluon.jit
+def _gl_tile_coords(tile, num_m, num_n, GROUP_M: gl.constexpr):
+    """_tile_coords in Gluon (a Gluon kernel cannot call a @triton.jit function)."""
+    group = GROUP_M * num_n
+    first_m = (tile // group) * GROUP_M
+    size_m = gl.minimum(num_m - first_m, GROUP_M)
+    return first_m + (tile % group) % size_m, (tile % group) // size_m
+
+
+@gluon.jit
+def _gl_produce(a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, GROUP_M: gl.constexpr):
+    """The producer warp: for every K step of every tile of this program, wait until the consumers
+    have handed the next stage back, then have the TMA fill it (it signals `ready` with the bytes)."""
+    BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    BLOCK_N: gl.constexpr = b_desc.block_type.shape[1]
+    STAGES: gl.constexpr = a_ring.type.shape[0]
+    num_m = gl.cdiv(M, BLOCK_M)
+    num_n = gl.cdiv(N, BLOCK_N)
+    step = 0
+    for tile in range(gl.program_id(0), num_m * num_n, gl.num_programs(0)):
+        pid_m, pid_n = _gl_tile_coords(tile, num_m, num_n, GROUP_M)
+        for k in range(0, K, BLOCK_K):
+            s = step % STAGES
+            # a fresh mbarrier counts as having completed the phase before its first: the first lap
+            # through the ring does not wait
+            mbarrier.wait(empty.index(s), ((step // STAGES) & 1) ^ 1)
+            mbarrier.expect(ready.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+            _tma_load(a_desc, [pid_m * BLOCK_M, k], ready.index(s), a_ring.index(s))
+            _tma_load(b_desc, [k, pid_n * BLOCK_N], ready.index(s), b_ring.index(s))
+            step += 1
+
+
+@gluon.jit
+def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M: gl.constexpr):
+    """The consumer warpgroups: one asynchronous wgmma per landed stage, one left in flight; the stage of
+    the MMA before it is then done and goes back to the producer. The C tile is stored by the TMA from
+    shared memory, waited for only when the next tile needs that memory."""
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_ring.type.shape[2]
+    STAGES: gl.constexpr = a_ring.type.shape[0]
+    layout: gl.constexpr = _wgmma_layout(BLOCK_M, BLOCK_N, gl.num_warps())
+    num_m = gl.cdiv(M, BLOCK_M)
+    num_n = gl.cdiv(N, BLOCK_N)
+    k_steps = gl.cdiv(K, BLOCK_K)
+    step = 0
+    for tile in range(gl.program_id(0), num_m * num_n, gl.num_programs(0)):
+        pid_m, pid_n = _gl_tile_coords(tile, num_m, num_n, GROUP_M)
+        acc = gl.zeros((BLOCK_M, BLOCK_N), gl.float32, layout)
+        for ki in range(k_steps):
+            s = step % STAGES
+            mbarrier.wait(ready.index(s), (step // STAGES) & 1)
+            acc = warpgroup_mma(a_ring.index(s), b_ring.index(s), acc, is_async=True)
+            acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc, ))
+            # Triton puts a barrier of the consumer warps before the arrive: every warpgroup's MMA is done
+            mbarrier.arrive(empty.index((step + STAGES - 1) % STAGES), count=1, pred=ki > 0)
+            step += 1
+        acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+        mbarrier.arrive(empty.index((step + STAGES - 1) % STAGES), count=1)
+        tma.store_wait(0)  # the previous tile's store has read c_smem
+        c_smem.store(acc.to(c_desc.dtype))
+        fence_async_shared()
+        _tma_store(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: gl.constexpr, num_stages: gl.constexpr,
+                        PRODUCER_REGS: gl.constexpr):
+    """Persistent and warp-specialized (sm_90): num_warps consumer warps (the default partition) and one
+    producer warp with PRODUCER_REGS registers; A, B and C move through host-built TMA descriptors, which
+    zero-fill what lies past M, N or K on loads and drop it on stores."""
+    a_ring = gl.allocate_shared_memory(a_desc.dtype, [num_stages] + a_desc.block_type.shape, a_desc.layout)
+    b_ring = gl.allocate_shared_memory(b_desc.dtype, [num_stages] + b_desc.block_type.shape, b_desc.layout)
+    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [num_stages, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [num_stages, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(num_stages):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=1)
+    gl.warp_specialize([
+        (_gl_consume, (c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M)),
+        (_gl_produce, (a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, GROUP_M)),
+    ], [1], [PRODUCER_REGS])
+
+
 def _out_dtype(dtype):
     return torch.bfloat16 if dtype.itemsize == 1 else dtype
 
@@ -271,6 +404,31 @@ def _tma_ready(*tensors) -> bool:
     return True
 
 
+_GLUON_DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
+PRODUCER_REGS = 40  # the producer warp's registers (setmaxnreg); the consumers get what is left
+
+
+def _gluon_ready(a, b, c) -> bool:
+    """Whether the Gluon kernel takes these tensors: 16-bit A, B and C of one dtype, row-major (B not
+    K-major), and rows the TMA takes (_tma_ready)."""
+    return (a.dtype in _GLUON_DTYPES and b.dtype == c.dtype == a.dtype
+            and a.stride(1) == b.stride(1) == c.stride(1) == 1 and _tma_ready(a, b, c))
+
+
+def gluon_descriptors(a, b, c, block_m, block_n, block_k) -> tuple:
+    """Host-built TMA descriptors of A, B and C for matmul_gluon_kernel, in NVMMA shared layouts (the
+    128-byte swizzle where the tile's rows allow it)."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    element = getattr(gl, _GLUON_DTYPES[a.dtype])
+
+    def descriptor(t, block):
+        return TensorDescriptor.from_tensor(t, block, gl.NVMMASharedLayout.get_default_for(block, element))
+
+    return (descriptor(a, [block_m, block_k]), descriptor(b, [block_k, block_n]),
+            descriptor(c, [block_m, block_n]))
+
+
 def _scratch(size, alignment, stream):
     """Global memory for the descriptors matmul_tma_kernel builds on the device."""
     return torch.empty(size, dtype=torch.int8, device="cuda")
@@ -295,7 +453,12 @@ def launch(k, inputs, params):
         # allocated per call: after the first, torch's caching allocator hands back the same block
         work = torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
     out = c if work is None else work
-    if per_unit and params.get("TMA", 0) and a.stride(1) == 1 and out.stride(-1) == 1 and _tma_ready(a, b, out):
+    if per_unit and params.get("GLUON", 0) and work is None and _gluon_ready(a, b, c):
+        # a config that asks for Gluon on tensors it cannot take runs the TMA variant's kernels below
+        k.matmul_gluon_kernel[(min(tiles, params["UNITS"] * per_unit),)](
+            *gluon_descriptors(a, b, c, bm, bn, bk), m, n, kk, GROUP_M=gm, num_stages=params.get("num_stages", 3),
+            PRODUCER_REGS=PRODUCER_REGS)
+    elif per_unit and params.get("TMA", 0) and a.stride(1) == 1 and out.stride(-1) == 1 and _tma_ready(a, b, out):
         # a config that asks for the TMA on a tensor it cannot take (a row of 45 bf16 values is 90
         # bytes) runs a plain kernel below: same tiles, same K splits, same result
         triton.set_allocator(_scratch)

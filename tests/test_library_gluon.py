@@ -1,0 +1,118 @@
+"""The library GEMM's Gluon variant (persistent, warp-specialized, sm_90): it cross-compiles for sm_90
+through kt's own path on a machine without a GPU, its constraints keep it to the points it can run, and
+static mode, whose CPU interpreter cannot run a Gluon kernel, never lets it win unverified."""
+
+import json
+
+import pytest
+
+from tests.helpers import ROOT, kt
+from tests.kernel_checks import compile_for, stop_workers
+from tests.test_library_compute import BIG_GEMM, _first_broken_constraint
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _workers():
+    yield
+    stop_workers()
+
+
+H100_SHARED = 232448  # 227 KiB: what one program may take on an H100
+GLUON = {"GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "UNITS": 132, "TMA": 1, "GLUON": 1}
+
+
+@pytest.mark.parametrize("shape,tiles", [
+    (BIG_GEMM, {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 3, "num_warps": 8}),  # 2 consumer WGs
+    ({"M": 1000, "N": 1000, "K": 1000}, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_stages": 4,
+                                         "num_warps": 4}),  # one consumer warpgroup, ragged K
+])
+def test_gluon_gemm_cross_compiles_for_hopper_with_sane_resources(shape, tiles):
+    out = compile_for("matmul", "nvidia:sm_90", shape, "bfloat16", {**GLUON, **tiles})
+    res = out["resources"]
+    # the main launch is the warp-specialized kernel: the consumer warps plus the producer's warpgroup
+    assert res["threads"] == (tiles["num_warps"] + 4) * 32
+    ring = (tiles["BLOCK_M"] + tiles["BLOCK_N"]) * tiles["BLOCK_K"] * 2 * tiles["num_stages"]
+    assert ring < res["shared_bytes"] <= H100_SHARED  # the ring and the C tile of the epilogue
+    assert res["spill_bytes"] == 0 and 0 < res["registers"] <= 255
+    assert (out["programs"], out["launches"]) == (min(132, -(-shape["M"] // tiles["BLOCK_M"])
+                                                      * -(-shape["N"] // tiles["BLOCK_N"])), 1)
+    assert out["estimate"]["seconds"] > 0
+
+
+POINT = {**GLUON, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 3, "num_warps": 8}
+
+
+@pytest.mark.parametrize("target,dtype,shape,change,rule", [
+    ("nvidia:sm_90", "bfloat16", BIG_GEMM, {}, None),
+    ("nvidia:sm_80", "bfloat16", BIG_GEMM, {"UNITS": 108, "TMA": 0}, "wgmma == 1"),  # no wgmma before Hopper
+    ("nvidia:sm_100", "bfloat16", BIG_GEMM, {"UNITS": 148}, "wgmma == 1"),  # nor after it (tcgen05)
+    ("amd:gfx942", "bfloat16", BIG_GEMM, {"UNITS": 304, "TMA": 0, "BLOCK_N": 64, "num_stages": 2}, "wgmma == 1"),
+    ("nvidia:sm_90", "float8_e4m3", BIG_GEMM, {}, "dtype_bytes == 2"),
+    ("nvidia:sm_90", "float32", BIG_GEMM, {}, "dtype_bytes == 2"),
+    ("nvidia:sm_90", "bfloat16", {"M": 256, "N": 256, "K": 16384}, {"SPLIT_K": 2}, "SPLIT_K == 1"),
+    ("nvidia:sm_90", "bfloat16", {"M": 4096, "N": 4100, "K": 4096}, {}, "N * dtype_bytes % 16"),  # 8200-byte rows
+    ("nvidia:sm_90", "bfloat16", BIG_GEMM, {"BLOCK_M": 64}, "BLOCK_M % (16 * num_warps)"),  # 8 warps need 128 rows
+    ("nvidia:sm_90", "bfloat16", BIG_GEMM, {"BLOCK_M": 256}, "// (32 * num_warps) <= 128"),  # accumulator registers
+    ("nvidia:sm_90", "bfloat16", BIG_GEMM, {"num_stages": 4}, "<= smem_bytes"),  # 4 x 48 KiB ring + 64 KiB C tile
+])
+def test_constraints_keep_the_gluon_variant_to_points_it_can_run(target, dtype, shape, change, rule):
+    broken = _first_broken_constraint("matmul", dtype, shape, target, {**POINT, **change})
+    if rule is None:
+        assert broken is None
+    else:
+        assert broken is not None and "GLUON == 0" in broken and rule in broken, broken
+
+
+STATIC_RECIPE = """
+[kernel]
+generator = "templates"
+name = "matmul"
+
+[problem]
+dtype = "bfloat16"
+shapes = [{M = 256, N = 256, K = 256}]
+
+[search]
+trials = 2
+[search.space]
+BLOCK_M = [128]
+BLOCK_N = [128]
+BLOCK_K = [64]
+GROUP_M = [8]
+SPLIT_K = [1]
+PROGRAMS_PER_UNIT = [1]
+UNITS = [132]
+TMA = [1]
+GLUON = [0, 1]
+num_warps = [4]
+num_stages = [4]
+"""
+
+
+def test_static_mode_cross_compiles_a_gluon_point_but_never_lets_it_win(write, tmp_path):
+    """The CPU interpreter cannot run a Gluon kernel: the point is cross-compiled (its resources are
+    recorded) and then recorded `interpreter`, never `ok`; the TMA point beside it wins, verified."""
+    result = kt("tune", write("mm.toml", STATIC_RECIPE), "--target", "nvidia:sm_90", "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    art = tmp_path / "art" / "matmul.kt"
+    trials = {t["params"]["GLUON"]: t for t in map(json.loads, (art / "trials.jsonl").read_text().splitlines())}
+    gluon, plain = trials[1], trials[0]
+    assert gluon["failure_kind"] == "interpreter" and gluon["value"] is None
+    assert "matmul_gluon_kernel" in gluon["message"] and "interpreter" in gluon["message"]
+    assert gluon["resources"]["threads"] == 8 * 32 and gluon["resources"]["shared_bytes"] > 0
+    assert gluon["resources"]["spill_bytes"] == 0
+    assert plain["failure_kind"] == "ok"
+    (best,) = json.loads((art / "manifest.json").read_text())["results"]
+    assert best["mode"] == "estimated" and best["params"]["GLUON"] == 0
+
+
+def test_a_verification_launch_of_the_gluon_kernel_on_the_cpu_is_the_interpreters_failure():
+    """128x128x64 takes the descriptors, so the launch calls the Gluon kernel: under the interpreter
+    that is an `interpreter` failure naming the kernel, not a `crash` ("0 active drivers")."""
+    from kt_cli.evaluate.failure import WorkerFailure
+    from tests.kernel_checks import verify
+
+    params = {**GLUON, "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "num_stages": 2}
+    with pytest.raises(WorkerFailure) as failure:
+        verify("matmul", "bfloat16", params, [{"M": 128, "N": 128, "K": 64}])
+    assert failure.value.kind == "interpreter" and "matmul_gluon_kernel" in failure.value.message
