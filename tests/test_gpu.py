@@ -126,8 +126,10 @@ def test_the_sequence_fused_recurrences_verify_on_the_gpu(write, tmp_path, name)
     assert result.exit_code == 0, result.output
     (art,) = (tmp_path / "art").glob("*.kt")  # named after the library kernel
     trials = [json.loads(l) for l in (art / "trials.jsonl").read_text().splitlines()]
-    evaluated = [t["failure_kind"] for t in trials if t["failure_kind"] != "invalid"]  # points its constraints refuse
-    assert evaluated == ["ok"] * 3, trials
+    # what reached the device verified: points its constraints refuse (invalid) and early exits that never
+    # reach it (a spill past the cap, a compile past its deadline) are no verdict on the kernel
+    reached = [t["failure_kind"] for t in trials if t["failure_kind"] not in ("invalid", "spills", "slow_compile")]
+    assert reached and set(reached) == {"ok"}, trials
 
 
 def test_an_autotuned_kernel_without_a_reference_tunes_measured(write, tmp_path):
