@@ -109,12 +109,16 @@ class StudyRun:
         anything) drawn uniformly among the points that meet the constraints. Drawn over the whole
         space, a constrained space refuses most of them (65 refusals in a 32-candidate softmax run, each
         an Optuna trial of its own in the CLI process, on the device's critical path)."""
-        space, picked = self.problem.space, {}
+        space, picked, refused = self.problem.space, {}, 0
         for point in space.sample(max(0, count) * START_DRAWS_PER_POINT, seed=self.seed):
             if len(picked) >= count:
                 break
-            if point_key(point) not in picked and space.violated(self.problem.env(point)) is None:
+            if space.violated(self.problem.env(point)) is not None:
+                refused += 1
+            elif point_key(point) not in picked:
                 picked[point_key(point)] = point
+        if not refused:  # the constraints refused none: the sampler's own draws are just as good
+            return
         for point in picked.values():
             study.enqueue_trial(point, skip_if_exists=True)
 
