@@ -72,3 +72,23 @@ def test_a_constrained_space_starts_on_valid_points_not_refused_ones(write, tmp_
     trials = [json.loads(line) for line in (tmp_path / "out" / "recipe.kt" / "trials.jsonl").read_text().splitlines()]
     assert [t["params"]["BLOCK"] for t in trials] == [1024] * 3, [t["params"] for t in trials]
     assert len({t["params"]["num_warps"] for t in trials}) == 3  # three distinct points
+
+
+def test_a_recipes_problems_are_searched_side_by_side(write, tmp_path):
+    """The studies of a recipe's problems run at once, sharing the compile pool and the device: the
+    second problem's first candidate starts before the first problem's last one ends (one after the
+    other, each study drained the pipeline before the next filled it)."""
+    import optuna
+
+    recipe = dsl_recipe(write, shapes="[{N = 4096}, {N = 2048}]", trials=3)
+    result = kt("tune", recipe, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    storage = f"sqlite:///{tmp_path / 'out' / 'recipe.study.db'}"
+    spans = []
+    for summary in optuna.get_all_study_summaries(storage, include_best_trial=False):
+        trials = optuna.load_study(study_name=summary.study_name, storage=storage).get_trials(deepcopy=False)
+        done = [t for t in trials if t.datetime_complete is not None]
+        spans.append((min(t.datetime_start for t in done), max(t.datetime_complete for t in done)))
+    assert len(spans) == 2
+    (first_start, first_end), (second_start, second_end) = sorted(spans)
+    assert second_start < first_end, spans
