@@ -96,16 +96,98 @@ def test_tolerance_precedence_recipe_then_kernel_then_default():
 ])
 def test_stand_ins_keep_the_row_length_against_the_tiles(params, row):
     verify = [{"M": 7, "N": 300}, {"M": 3, "N": 1000}]
-    assert {"M": 7, "N": row} in tuned_problem_shapes({"M": 64, "N": 4096}, verify, params)
-    assert {"M": 7, "N": 2 * 1024 + 4100 % 1024} in tuned_problem_shapes({"M": 64, "N": 4100}, verify, {"B": 1000})
-    assert tuned_problem_shapes({"M": 7, "N": 300}, verify, params) == []
+    assert {"M": 7, "N": row} in tuned_problem_shapes({"M": 64, "N": 4096}, verify, params)[0]
+    assert {"M": 7, "N": 2 * 1024 + 4100 % 1024} in tuned_problem_shapes({"M": 64, "N": 4100}, verify, {"B": 1000})[0]
+    assert tuned_problem_shapes({"M": 7, "N": 300}, verify, params) == ([], [])
 
 
 def test_stand_ins_stay_small_for_huge_problems():
-    shapes = tuned_problem_shapes({"M": 32768, "N": 4100}, [{"M": 4, "N": 64}], {"BLOCK_N": 32768, "ROWS": 8})
+    shapes, _ = tuned_problem_shapes({"M": 32768, "N": 4100}, [{"M": 4, "N": 64}], {"BLOCK_N": 32768, "ROWS": 8})
     assert {"M": 4, "N": 4100} in shapes and all(s["M"] * s["N"] <= 1 << 20 for s in shapes)
     rows = next(s["M"] for s in shapes if s["N"] == 64)
     assert 2 * 16 <= rows < 32768
+
+
+GROUPED_COPY = '''
+import torch
+import triton
+import triton.language as tl
+
+OUTPUTS = ("out",)
+VERIFY_SHAPES = [{"H": 4, "H_KV": 2, "N": 37}, {"H": 6, "H_KV": 3, "N": 45}]
+
+
+@triton.jit
+def grouped_copy(out_ptr, q_ptr, kv_ptr, n, group, BLOCK: tl.constexpr):
+    h = tl.program_id(0)
+    for start in range(0, n, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(kv_ptr + (h // group) * n + cols, mask=cols < n)
+        q = tl.load(q_ptr + h * n + cols, mask=cols < n)
+        tl.store(out_ptr + h * n + cols, q + x, mask=cols < n)
+
+
+def make_inputs(shape, dtype, t):
+    h, h_kv, n = shape["H"], shape["H_KV"], shape["N"]
+    return {"q": t.randn(h, n, dtype=dtype), "kv": t.randn(h_kv, n, dtype=dtype), "out": t.empty(h, n, dtype=dtype)}
+
+
+def reference(inputs):  # fails where the query heads are no multiple of the kv heads (no group of kv heads)
+    q, kv = inputs["q"], inputs["kv"]
+    return {"out": q + kv.repeat_interleave(q.shape[0] // kv.shape[0], 0)}
+
+
+def launch(k, inputs, params):
+    q, kv, out = inputs["q"], inputs["kv"], inputs["out"]
+    k.grouped_copy[(q.shape[0],)](out, q, kv, q.shape[1], q.shape[0] // kv.shape[0], BLOCK=params["BLOCK"])
+'''
+
+
+def heads_divide(shape):  # a grouped-query problem: query heads a multiple of key/value heads
+    return shape["H"] % shape["H_KV"] == 0
+
+
+@pytest.mark.parametrize("problem", [{"B": 4, "H": 32, "H_KV": 32, "S": 4096}, {"B": 4, "H": 32, "H_KV": 8, "S": 4096}])
+def test_stand_ins_carry_the_sizes_tied_to_the_one_they_change(problem):
+    verify = [{"B": 1, "H": 4, "H_KV": 2, "S": 37}, {"B": 2, "H": 2, "H_KV": 1, "S": 45}]
+    shapes, refused = tuned_problem_shapes(problem, verify, {"BLOCK_M": 128}, heads_divide)
+    assert refused == [] and all(heads_divide(s) for s in shapes)
+    assert {problem["H_KV"]} == {s["H_KV"] for s in shapes if s["H_KV"] not in (1, 2)}  # the real H_KV is checked
+    assert {"B": 2, "H": 2, "H_KV": 1, "S": 256} in shapes  # the others still move one at a time
+
+
+def test_a_stand_in_the_module_refuses_is_left_out_and_named():
+    shapes, refused = tuned_problem_shapes({"M": 64, "N": 4096}, [{"M": 7, "N": 300}], {"BLOCK": 256},
+                                           lambda s: s["N"] < 400)
+    assert shapes == [{"M": 64, "N": 300}] and refused == [{"M": 7, "N": 512}]
+
+
+def test_static_mode_verifies_grouped_heads_at_their_real_count(write, tmp_path):
+    # a stand-in that changed the key/value heads alone would be a problem the reference refuses (32
+    # query heads over 8 kv heads, on 4 query heads); that must neither fail every candidate nor be skipped
+    write("kernel.py", GROUPED_COPY)
+    recipe = write("recipe.toml", """
+[kernel]
+generator = "dsl"
+file = "kernel.py"
+[problem]
+dtype = "float32"
+shapes = [{H = 32, H_KV = 8, N = 64}]
+[search]
+trials = 2
+sampler = "grid"
+timeout = 120
+[search.space]
+BLOCK = [64, 128]
+[targets]
+names = ["nvidia:sm_90"]
+""")
+    result = kt("--json", "tune", recipe, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    entry = json.loads(next((tmp_path / "out").rglob("manifest.json")).read_text())["results"][0]
+    checked = [s for s in entry["verification"]["shapes"]]
+    assert {"H": 32, "H_KV": 8, "N": 64} in checked or any(s["H_KV"] == 8 and s["H"] % 8 == 0 for s in checked)
+    assert "stand_ins_refused" not in entry["verification"]
 
 
 def test_static_mode_rejects_a_config_right_only_at_small_shapes(write, tmp_path):

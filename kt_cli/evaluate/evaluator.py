@@ -50,6 +50,7 @@ class Evaluator:
         self.device_pools: dict[str, WorkerPool] = {}  # vendor name -> the worker that owns its device
         self.device_judges: dict[str, IsolatedVerifier] = {}  # vendor name -> the judge on its device
         self._verified: dict = {}
+        self._refusals: dict = {}  # shape key of a stand-in -> why the module cannot make a run there ("": it can)
         self.fastest: dict = {}  # (target, shape key) -> upper end of the best fully timed interval so far
         self.fastest_estimate: dict = {}  # (target, shape key) -> the cost model's estimate of that candidate
         self.timed: dict = {}  # (target, shape key) -> candidates fully timed
@@ -108,7 +109,7 @@ class Evaluator:
         into another's verdict; the compile pool only compiles and the judge never loads candidates."""
         for pool in (self.interpreter, *self.device_pools.values()):
             pool.stop()
-        self.source, self._verified, self.counts = source, {}, {}
+        self.source, self._verified, self.counts, self._refusals = source, {}, {}, {}
         self.verify_shapes = list(self.recipe.problem.verify_shapes)
 
     def inspect_module(self, shapes: list) -> dict:
@@ -125,6 +126,16 @@ class Evaluator:
         self.peak_dtype = info.get("peak_dtype") or self.recipe.problem.dtype
         self.kernel_arguments = frozenset(info.get("kernel_arguments", ()))
         return info
+
+    def _module_accepts(self, stand_in: dict) -> bool:
+        """Whether the module makes a verification run at this stand-in for the tuned problem (asked of
+        the judge once per shape; kt_cli.evaluate.tuned_shapes)."""
+        key = shape_key(stand_in)
+        if key not in self._refusals:
+            with self.verifier.lock:
+                self._refusals[key] = self.verifier.refuses(self.source, stand_in, self.recipe.problem.dtype,
+                                                            self.recipe.search.seed)
+        return not self._refusals[key]
 
     def knobs_read(self, params: dict) -> dict:
         """What the module's launch makes of these kernel knobs at the first verification shape, on meta
@@ -236,7 +247,9 @@ class Evaluator:
         bound = {k: v for k, v in options.items() if k in self.kernel_arguments}
         # Verified on the small shapes and on stand-ins for the tuned problem that keep its relation to
         # the tile sizes (kt_cli.evaluate.tuned_shapes): right only at small sizes is `wrong` here too.
-        shapes = self.verify_shapes + tuned_problem_shapes(candidate.shape, self.verify_shapes, kernel_params)
+        stand_ins, refused = tuned_problem_shapes(candidate.shape, self.verify_shapes, kernel_params,
+                                                  self._module_accepts)
+        shapes = self.verify_shapes + stand_ins
         if compiled.get("uninterpretable"):  # cross-compiled (resources read), but never `ok` unverified
             exc = WorkerFailure("interpreter", not_interpretable(compiled["uninterpretable"]))
             exc.resources = compiled["resources"]
@@ -254,6 +267,9 @@ class Evaluator:
         verified = self._verified[key]
         if isinstance(verified, WorkerFailure):
             raise verified
+        if refused:
+            verified = {**verified, "stand_ins_refused": [{"shape": r, "why": self._refusals[shape_key(r)]}
+                                                          for r in refused]}
         estimate = compiled["estimate"]
         return {"value": estimate["seconds"], "stats": {"estimate": estimate, "programs": compiled["programs"]},
                 "resources": compiled["resources"], "verification": verified}

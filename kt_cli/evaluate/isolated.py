@@ -41,6 +41,15 @@ class IsolatedVerifier:
     def _judge(self, op: str, **payload):
         return self.judge_pool.call(op, {**payload, "target": self.target}, self.timeout, restart_on=RESTART_ON)
 
+    def refuses(self, source, shape: dict, dtype: str, seed: int) -> str:
+        """Why the problem's own module cannot make a verification run at `shape` (its make_inputs or
+        reference fails there), or "" when it can; the run made is held for the verifications to come."""
+        try:
+            self._judge("hold_cases", source=source, runs=case_plan([shape], trials=1), dtype=dtype, seed=seed)
+        except WorkerFailure as exc:
+            return f"{exc.kind}: {exc.message.splitlines()[0][:200] if exc.message else ''}"
+        return ""
+
     def verify(self, worker: WorkerPool, source, params: dict, options: dict, shapes: list, dtype: str, seed: int,
                recipe_tolerance=None, clock: PhaseClock | None = None) -> dict:
         """Verification (as JSON) of `params` on `shapes`: runs on fresh inputs (every shape, the first

@@ -18,6 +18,13 @@ A stand-in stays within MAX_ELEMENTS (the product of its sizes): where 2C + (d m
 C is halved until it fits, so the interpreter's cost is bounded whatever the recipe (a 32768-row
 softmax with 32768-wide blocks is checked on 2*512 + 0 rows of the short verification row, not
 32768); tiles between the lowered C and the real one are then covered by the other stand-in only.
+
+Sizes of a problem can be tied to each other (heads a multiple of key/value heads), so a stand-in can
+be a problem the module refuses (its make_inputs or reference fails there): that is no verdict on a
+candidate. The evaluator asks the judge once per stand-in (`accepts`); a refused one is tried again
+with one size that is a multiple of the changed one in the real problem carried along at that real
+multiple (each such size in turn, the first the module accepts kept), and left out, with the reason in
+the verification, when the module refuses them all.
 """
 
 from __future__ import annotations
@@ -37,33 +44,57 @@ def tile_bound(params: dict) -> int:
     return 1 << max(4, (max(sizes, default=1) - 1).bit_length())
 
 
-def tuned_problem_shapes(shape: dict, verify_shapes: list[dict], params: dict) -> list[dict]:
-    """Shapes that stand in for `shape` in static verification (none when it equals a verify shape)."""
+def tuned_problem_shapes(shape: dict, verify_shapes: list[dict], params: dict,
+                        accepts=lambda stand_in: True) -> tuple[list[dict], list[dict]]:
+    """Shapes that stand in for `shape` in static verification (none when it equals a verify shape),
+    and the stand-ins left out because the module refuses them (`accepts` False) even with ties kept."""
     if not verify_shapes or any(shape == v for v in verify_shapes):
-        return []
+        return [], []
     base = min(verify_shapes, key=lambda v: _size(v))
     c = tile_bound(params)
-    out = []
+    out, refused = [], []
     for name, value in shape.items():
-        if name not in base or not isinstance(value, int) or isinstance(value, bool) or value == base[name]:
+        if name not in base or not _is_size(value) or value == base[name]:
             continue
-        derived = _within_budget(base, name, value, c)
-        if derived not in out and derived not in verify_shapes:
-            out.append(derived)
-    return out
+        tries = (_within_budget(base, shape, name, c, tied) for tied in (None, *_tied_to(base, shape, name)))
+        first = _within_budget(base, shape, name, c, None)
+        usable = next((t for t in tries if t in verify_shapes or accepts(t)), None)
+        if usable is None:
+            refused.append(first)
+        elif usable not in out and usable not in verify_shapes:
+            out.append(usable)
+    return out, refused
 
 
-def _within_budget(base: dict, name: str, value: int, c: int) -> dict:
-    derived = {**base, name: reduced_size(value, c)}
+def _tied_to(base: dict, real: dict, name: str) -> list[str]:
+    """The sizes that may have to move with `name`: equal to it, or a multiple of it, in the real problem."""
+    return [o for o, v in real.items() if o != name and o in base and _is_size(v) and real[name] > 0
+            and v % real[name] == 0]
+
+
+def _within_budget(base: dict, real: dict, name: str, c: int, tied: str | None) -> dict:
+    derived = _stand_in(base, real, name, reduced_size(real[name], c), tied)
     while c > 16 and _size(derived) > MAX_ELEMENTS:
         c //= 2
-        derived = {**base, name: reduced_size(value, c)}
+        derived = _stand_in(base, real, name, reduced_size(real[name], c), tied)
     return derived
+
+
+def _stand_in(base: dict, real: dict, name: str, size: int, tied: str | None) -> dict:
+    """`base` with `name` at `size`, and the size `tied` (if any) at its real multiple of `name`."""
+    derived = {**base, name: size}
+    if tied is not None:
+        derived[tied] = real[tied] // real[name] * size
+    return derived
+
+
+def _is_size(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _size(shape: dict) -> int:
     size = 1
     for v in shape.values():
-        if isinstance(v, int) and not isinstance(v, bool):
+        if _is_size(v):
             size *= max(v, 1)
     return size
