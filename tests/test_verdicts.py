@@ -156,6 +156,16 @@ def test_stand_ins_carry_the_sizes_tied_to_the_one_they_change(problem):
     assert {"B": 2, "H": 2, "H_KV": 1, "S": 256} in shapes  # the others still move one at a time
 
 
+def test_stand_ins_are_of_the_problems_kind():
+    # a problem without the flag a small verification shape sets (full attention beside a causal one)
+    # is stood in for by shapes without it, built from the small shape of its own kind
+    verify = [{"M": 7, "N": 300, "CAUSAL": 1}, {"M": 9, "N": 500}]
+    shapes, _ = tuned_problem_shapes({"M": 64, "N": 4096}, verify, {"BLOCK": 256})
+    assert shapes and all("CAUSAL" not in s for s in shapes) and {"M": 9, "N": 512} in shapes
+    shapes, _ = tuned_problem_shapes({"M": 64, "N": 4096, "CAUSAL": 1}, verify, {"BLOCK": 256})
+    assert shapes and all(s["CAUSAL"] == 1 for s in shapes)
+
+
 def test_a_stand_in_the_module_refuses_is_left_out_and_named():
     shapes, refused = tuned_problem_shapes({"M": 64, "N": 4096}, [{"M": 7, "N": 300}], {"BLOCK": 256},
                                            lambda s: s["N"] < 400)

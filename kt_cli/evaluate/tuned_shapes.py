@@ -50,7 +50,7 @@ def tuned_problem_shapes(shape: dict, verify_shapes: list[dict], params: dict,
     and the stand-ins left out because the module refuses them (`accepts` False) even with ties kept."""
     if not verify_shapes or any(shape == v for v in verify_shapes):
         return [], []
-    base = min(verify_shapes, key=lambda v: _size(v))
+    base = _base(shape, verify_shapes)
     c = tile_bound(params)
     out, refused = [], []
     for name, value in shape.items():
@@ -64,6 +64,14 @@ def tuned_problem_shapes(shape: dict, verify_shapes: list[dict], params: dict,
         elif usable not in out and usable not in verify_shapes:
             out.append(usable)
     return out, refused
+
+
+def _base(shape: dict, verify_shapes: list[dict]) -> dict:
+    """The smallest verification shape of the problem's kind (the same keys: a flag such as CAUSAL set in
+    both or in neither), else the smallest one without the keys the problem lacks."""
+    same_kind = [v for v in verify_shapes if set(v) == set(shape)]
+    smallest = min(same_kind or verify_shapes, key=_size)
+    return {k: v for k, v in smallest.items() if k in shape}
 
 
 def _tied_to(base: dict, real: dict, name: str) -> list[str]:
