@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kt_cli.artifact import store as artifact
 from kt_cli.errors import BadInput, EnvironmentProblem
-from kt_cli.reports.format import fraction, params as format_params, seconds
+from kt_cli.reports.format import estimate_mark, fraction, params as format_params, seconds
 
 FORMATS = ("table", "markdown", "json", "csv")
 ESTIMATE_NOTE = "(est): cost-model estimate (no device of that target where it was tuned), not a measurement"
@@ -125,7 +125,7 @@ HEADERS = ["kernel", "problem", "target", "device", "mode", "time", "TFLOP/s", "
 
 
 def _mark(text: str, row: Row) -> str:
-    return f"~{text} (est)" if row.estimated and text != "-" else text
+    return estimate_mark(text, row.estimated)
 
 
 def _number(value: float | None, digits: int = 1) -> str:
