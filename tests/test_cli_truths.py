@@ -84,3 +84,52 @@ def test_kt_devices_without_a_gpu_lists_every_targets_datasheet_and_refuses_meas
     measured = kt("devices", "--measure")
     assert measured.exit_code == 2 and "--measure: no GPU present" in one_error_line(measured)
     assert measured.stdout == ""
+
+
+def _readme_commands() -> dict[str, str]:
+    """README's `## Commands` block: {command name: its lines (the usage line and its continuations)}."""
+    from tests.helpers import ROOT
+
+    block = (ROOT / "README.md").read_text().split("## Commands\n", 1)[1].split("\n## ", 1)[0]
+    found: dict[str, str] = {}
+    name = None
+    for line in block.splitlines():
+        if line.startswith("    kt "):
+            name = line.split()[1]
+            found[name] = found.get(name, "") + line
+        elif line.startswith("      ") and name:
+            found[name] += line
+        elif not line.startswith("    "):
+            name = None
+    return found
+
+
+def test_readme_lists_every_command_and_each_of_its_options():
+    import click
+
+    from kt_cli.cli import GLOBAL_FLAGS, cli
+
+    listed = _readme_commands()
+    ctx = click.Context(cli)
+    global_opts = {opt for opt, _, _ in GLOBAL_FLAGS} | {"--help"}
+    for name in cli.list_commands(ctx):
+        assert name in listed, f"README's command list lacks kt {name}"
+        options = {o for p in cli.get_command(ctx, name).params for o in p.opts if o.startswith("--")}
+        missing = sorted(o for o in options - global_opts if o not in listed[name])
+        assert not missing, f"README's line for kt {name} lacks {missing}"
+
+
+def test_every_document_the_docs_name_is_in_the_repository():
+    import re
+
+    from tests.helpers import ROOT
+
+    for doc in [ROOT / "README.md", ROOT / "BENCHMARKS.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = doc.read_text()
+        named = set(re.findall(r"\b((?:docs|benchmarks|recipes|tests|\.ci)/[\w./-]+\.(?:md|py|toml)|\.ci/run)\b",
+                               text))
+        linked = {t for t in re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", text)}
+        for name in sorted(named):
+            assert (ROOT / name).exists(), f"{doc.name} names {name}, which is not in the repository"
+        for link in sorted(linked):
+            assert (doc.parent / link).exists(), f"{doc.name} links {link}, which is not in the repository"

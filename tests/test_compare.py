@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import sys
 
 import pytest
 
@@ -92,18 +93,48 @@ def test_the_same_result_in_two_artifacts_shows_once_with_a_note(kt, two_vendors
     assert any("showing the newer" in n for n in data["notes"])
 
 
-def test_plot_needs_matplotlib_or_draws_percent_of_peak(kt, two_vendors, tmp_path):
+def test_plot_without_matplotlib_is_refused_before_the_table(kt, two_vendors, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed: `import matplotlib` fails
     out = tmp_path / "peak.png"
     result = kt("compare", *two_vendors, "--plot", out)
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        assert result.exit_code == 2
-        assert result.stderr.strip() == "kt: error: --plot: matplotlib is not installed; pip install kt-tune[plot]"
-        assert not out.exists() and result.stdout == ""  # refused before the table, not after it
-    else:
-        assert result.exit_code == 0, result.output
-        assert out.read_bytes()[:4] == b"\x89PNG"
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "kt: error: --plot: matplotlib is not installed; pip install kt-tune[plot]"
+    assert not out.exists() and result.stdout == ""  # refused before the table, not after it
+
+
+def _overlapping(boxes) -> list:
+    return [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if a[1].overlaps(b[1])]
+
+
+def test_the_plot_reads_title_values_legend_beside_and_missing_results_marked(kt, two_vendors, tmp_path):
+    """The PNG `kt compare --plot` writes, and the figure it draws looked at: a title; each bar's % of
+    peak written on it (an estimate as ~N% (est)); the legend beside the axes, over no bar; a problem a
+    device has no result for marked so; no two labels on top of each other."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.image
+
+    from kt_cli.reports.compare import compare, figure
+
+    out = tmp_path / "peak.png"
+    result = kt("compare", *two_vendors, "--plot", out)
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    pixels = matplotlib.image.imread(out)
+    assert pixels.shape[1] > 600 and len({tuple(p) for p in pixels[::7, ::7].reshape(-1, pixels.shape[2])}) > 5
+
+    fig = figure(compare([str(p) for p in two_vendors], None))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    assert ax.get_title().startswith("softmax: % of each device's peak")
+    texts = [t for t in ax.texts if t.get_text()]
+    values = sorted(t.get_text() for t in texts if t.get_text() != "no result")
+    assert values == sorted(["72%", "~84% (est)", "89%", "68%", "84%"])  # every bar, as the table rounds it
+    assert [t.get_text() for t in texts].count("no result") == 1  # nvidia:sm_100 at M=4096,N=32768
+    legend = ax.get_legend().get_window_extent(renderer)
+    assert legend.x0 >= ax.get_window_extent(renderer).x1  # beside the axes: over no bar
+    labels = [(t.get_text(), t.get_window_extent(renderer)) for t in texts + list(ax.get_xticklabels())]
+    assert not _overlapping(labels)
 
 
 def test_a_tampered_or_incompatible_artifact_is_refused_in_one_line(kt, two_vendors):

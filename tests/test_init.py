@@ -72,3 +72,14 @@ def test_init_refuses_in_one_line_and_writes_nothing(tmp_path):
         assert result.exit_code == 2 and expected in one_error_line(result), (args, result.output)
     assert (tmp_path / "add.toml").read_text() == "# mine\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["add.py", "add.toml", "two.py"]
+
+
+def test_an_autotuned_kernel_without_glue_takes_its_dimensions_from_the_autotune_key(tmp_path):
+    kernel = tmp_path / "rms.py"
+    text = (ROOT / "tests" / "data" / "autotuned_rmsnorm.py").read_text()
+    kernel.write_text(text[:text.index("def make_inputs")])  # the kernel alone, as a library publishes it
+    result = kt("init", kernel)
+    assert result.exit_code == 0, result.output
+    recipe = load_recipe(tmp_path / "rms.toml")
+    assert list(recipe.problem.shapes) == [{"n_cols": 4096}]  # key=["n_cols"] names the problem's size
+    assert 'shape["n_cols"]' in result.stdout and "def launch(k, inputs, params):" in result.stdout

@@ -134,9 +134,16 @@ def test_export_writes_triton_configs_per_target(tmp_path):
     namespace: dict = {}
     exec(compile(out.read_text(), str(out), "exec"), namespace)
     nv, amd = namespace["CONFIGS"]["nvidia:sm_90"], namespace["CONFIGS"]["amd:gfx942"]
-    assert [c.kwargs for c in nv] == [{"BLOCK_N": 128}, {"BLOCK_N": 4096}]
+    # the constexprs the launch computes are in the config too (ROWS, ROW_STAGES: 1 where the point has none)
+    assert [c.kwargs for c in nv] == [{"BLOCK_N": 128, "ROWS": 1, "ROW_STAGES": 1},
+                                      {"BLOCK_N": 4096, "ROWS": 1, "ROW_STAGES": 1}]
     assert [(c.num_warps, c.num_stages) for c in nv] == [(4, 1), (8, 2)]
-    assert amd[0].kwargs == {"BLOCK_N": 512, "waves_per_eu": 2}  # Triton's AMD backend reads it from kwargs
+    assert amd[0].kwargs == {"BLOCK_N": 512, "ROWS": 1, "ROW_STAGES": 1, "waves_per_eu": 2}  # where AMD's backend reads it
+    # what the launch computes per call: heuristics and the grid, as the library module declares them
+    assert namespace["HEURISTICS"]["SINGLE_PASS"]({"BLOCK_N": 128, "n_cols": 300}) is False
+    assert namespace["HEURISTICS"]["ROWS"]({"BLOCK_N": 512, "n_cols": 300, "ROWS": 4}) == 4
+    assert namespace["HEURISTICS"]["ROWS"]({"BLOCK_N": 128, "n_cols": 300, "ROWS": 4}) == 1
+    assert namespace["GRID"]({"n_rows": 37, "ROWS": 4}) == (10,)
     assert namespace["KEYS"]["nvidia:sm_90"] == [{"M": 37, "N": 300}, {"M": 4096, "N": 4096}]
     tamper(art)
     refused = kt_cli_runner()("export", art)
@@ -160,19 +167,28 @@ def test_the_loaded_kernel_runs_on_the_gpu(tmp_path):
     assert torch.allclose(inputs["y"].float(), torch.softmax(x.float(), -1), atol=1e-2)
 
 
-def test_export_refuses_a_knob_a_config_cannot_carry_and_names_what_the_call_passes(tmp_path):
+def _replace_kernel(art, source: bytes) -> None:
     import hashlib
 
-    art = small_artifact(tmp_path)
-    configs = kt_cli_runner()("export", art)
-    assert configs.exit_code == 0, configs.output
-    # the library softmax's launch sets SINGLE_PASS per problem: the call must pass it, and is told so
-    assert "each call of softmax_kernel still passes ROWS, ROW_STAGES, SINGLE_PASS," in configs.stdout
-    # the tutorial softmax's PROGRAMS sizes the grid and is no kernel argument
-    tutorial = (ROOT / "tests" / "data" / "tutorial_softmax.py").read_bytes()
-    (art / "softmax.py").write_bytes(tutorial)
+    (art / "softmax.py").write_bytes(source)
     manifest = json.loads((art / "manifest.json").read_text())
-    manifest["kernel"].update(generator="dsl", source_sha256=hashlib.sha256(tutorial).hexdigest())
+    manifest["kernel"].update(generator="dsl", source_sha256=hashlib.sha256(source).hexdigest())
+    (art / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_export_refuses_what_a_config_cannot_carry(tmp_path):
+    art = small_artifact(tmp_path)
+    # the library softmax without its HEURISTICS: a config holds one SINGLE_PASS, the launch passes two
+    undeclared = (ROOT / "plugins" / "kt_templates" / "kernels" / "softmax.py").read_text()
+    undeclared = undeclared[:undeclared.index("HEURISTICS = {")] + undeclared[undeclared.index("\n\n@triton.jit"):]
+    _replace_kernel(art, undeclared.encode())
+    refused = kt_cli_runner()("export", art)
+    assert refused.exit_code == 2, refused.output
+    assert "kt's launch passes SINGLE_PASS=False, the exported config True" in refused.stderr
+    assert "declare it in the module's HEURISTICS" in refused.stderr and "kt_cli.load" in refused.stderr
+    # the tutorial softmax's PROGRAMS sizes the grid and is no kernel argument
+    _replace_kernel(art, (ROOT / "tests" / "data" / "tutorial_softmax.py").read_bytes())
+    manifest = json.loads((art / "manifest.json").read_text())
     manifest["dtype"] = "float32"
     manifest["results"] = [r for r in manifest["results"] if r["target"] == "nvidia:sm_90"]
     for r in manifest["results"]:
@@ -183,31 +199,44 @@ def test_export_refuses_a_knob_a_config_cannot_carry_and_names_what_the_call_pas
     assert "knob 'PROGRAMS' is not an argument of softmax_kernel" in refused.stderr and "kt_cli.load" in refused.stderr
 
 
-EXPORTED_UNDER_AUTOTUNE_SHAPES = textwrap.dedent("""
+EXPORTED_UNDER_AUTOTUNE = textwrap.dedent("""
     import json, sys, torch, triton
     sys.path.insert(0, sys.argv[2])
     from softmax import softmax_kernel  # the artifact's own kernel module
     namespace = {}
     exec(open(sys.argv[1]).read(), namespace)
     out = {}
-    for cfg in namespace["CONFIGS"]["nvidia:sm_90"]:
-        m, n = 40, 260  # a problem the artifact was not tuned for
-        x, y = torch.randn(m, n), torch.full((m, n), float("nan"))
-        block = cfg.kwargs["BLOCK_N"]
-        # what the exported module's header says each call passes
-        softmax_kernel[(m,)](y, x, m, n, x.stride(0), y.stride(0), **cfg.kwargs, SINGLE_PASS=block >= n, ROWS=1,
-                             ROW_STAGES=1, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
-        out[block] = float((y.double() - torch.softmax(x.double(), -1)).abs().max())
+    for i, cfg in enumerate(namespace["CONFIGS"]["nvidia:sm_90"]):
+        h = namespace["HEURISTICS"]
+        for heuristics in (h, {"SINGLE_PASS": h["SINGLE_PASS"]}):  # as exported; without the ROWS rewrite
+            # as the exported module's docstring says: autotune over heuristics, the other arguments, GRID
+            kernel = triton.autotune(configs=[cfg], key=["n_cols"])(triton.heuristics(heuristics)(softmax_kernel))
+            for m, n in [(16, 1000), (13, 200)]:  # problems the artifact was not tuned for
+                x, y = torch.randn(m, n), torch.full((m, n), float("nan"))
+                kernel[namespace["GRID"]](y, x, m, n, x.stride(0), y.stride(0))
+                key = f"{i} {m}x{n}" + ("" if heuristics is h else " bare")
+                out[key] = float((y.double() - torch.softmax(x.double(), -1)).abs().nan_to_num(1.0).max())
     print(json.dumps(out))
 """)
 
 
 def test_exported_configs_run_under_the_interpreter_on_a_problem_not_in_the_artifact(tmp_path):
-    art = small_artifact(tmp_path)
+    """Pasted into @triton.autotune with the exported heuristics and grid, every config computes the
+    softmax of a problem the artifact has no config for: 4 rows a program where a row fits the block,
+    one row a program (two passes) where it does not; without the heuristics, rows stay unwritten."""
+    art = write_artifact(tmp_path, "softmax", [
+        entry("nvidia:sm_90", {"M": 64, "N": 256}, {"BLOCK_N": 256, "ROWS": 4, "ROW_STAGES": 2, "num_warps": 4,
+                                                    "num_stages": 1}, 3e-6, H100, "NVIDIA H100 80GB HBM3", 1.1, 4),
+        entry("nvidia:sm_90", {"M": 37, "N": 300}, {"BLOCK_N": 128, "ROWS": 1, "ROW_STAGES": 1, "num_warps": 4,
+                                                    "num_stages": 1}, 3e-6, H100, "NVIDIA H100 80GB HBM3", 1.1, 4),
+    ], dtype="float32")
     module = tmp_path / "configs.py"
     assert kt_cli_runner()("export", art, "--out", module).exit_code == 0
-    run = subprocess.run([sys.executable, "-c", EXPORTED_UNDER_AUTOTUNE_SHAPES, str(module), str(art)],
+    assert "triton.Config({'BLOCK_N': 256, 'ROWS': 4, 'ROW_STAGES': 2}" in module.read_text()
+    run = subprocess.run([sys.executable, "-c", EXPORTED_UNDER_AUTOTUNE, str(module), str(art)],
                          capture_output=True, text=True, env=process_env(TRITON_INTERPRET="1"), timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     errors = json.loads(run.stdout.strip().splitlines()[-1])
-    assert set(errors) == {"128", "4096"} and all(e < 1e-5 for e in errors.values())  # two-pass and single-pass
+    exported = {k: e for k, e in errors.items() if not k.endswith("bare")}
+    assert len(exported) == 4 and all(e < 1e-5 for e in exported.values()), errors
+    assert errors["0 16x1000 bare"] == 1.0  # 4 rows a program on the two-pass path: rows left unwritten

@@ -2,6 +2,7 @@
 run: tests/test_kill_resume.py and tests/test_soak.py)."""
 
 import json
+import re
 
 import pytest
 
@@ -28,6 +29,9 @@ def test_softmax_for_two_vendors_writes_an_estimated_artifact(tmp_path):
     assert "(est)" in result.stdout and "estimated" in result.stdout
     shown = kt("show", art)
     assert shown.exit_code == 0 and "~" in shown.stdout and "(est)" in shown.stdout and "measured" not in shown.stdout
+    for printed in (result.stdout, shown.stdout):  # every estimated figure as README says: `~… (est)`, % peak too
+        marks = re.findall(r"(\S+(?: us| ms)?) \(est\)", printed)
+        assert any(m.endswith("%") for m in marks) and all(m.startswith("~") for m in marks), marks
 
 
 def _trial_count(art) -> int:

@@ -119,7 +119,8 @@ def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dic
 def launch_arguments(source, shape: dict, dtype: str, params: dict, options: dict) -> list[dict]:
     """What each kernel launch of `params` at `shape` gets (recorded on meta tensors, nothing runs):
     [{"kernel": name, "arguments": {argument: value} for those named in params, "computed": [constexpr
-    arguments the launch sets itself], "options": {...}}]."""
+    arguments the launch sets itself], "options": {...}, "scalars": {every number argument: value},
+    "grid": [...], "declared": the module's HEURISTICS and GRID for kt export}]."""
     from kt_cli.kernel import kernel_objects
 
     kernel = _kernel(source)
@@ -129,13 +130,26 @@ def launch_arguments(source, shape: dict, dtype: str, params: dict, options: dic
         k = by_jit.get(id(launch.fn))
         derived = {name for values in (k.heuristics if k else ()) for name in values}
         constexprs = [launch.fn.arg_names[i] for i in launch.fn.constexprs]
+        plain = (int, float, str, bool)
         out.append({"kernel": launch.fn.__name__,
                     "arguments": {n: launch.args[n] for n in params if n in launch.args and n not in launch.options},
-                    # constexpr arguments the launch function sets itself (per problem): the caller's to pass
+                    # constexpr arguments the launch function sets itself (per problem)
                     "computed": sorted(n for n in constexprs if n in launch.args and n not in params
                                        and n not in derived and n not in launch.options),
-                    "options": {n: v for n, v in launch.options.items() if isinstance(v, (int, float, str, bool))}})
+                    "options": {n: v for n, v in launch.options.items() if isinstance(v, plain)},
+                    "scalars": {n: v for n, v in launch.args.items() if isinstance(v, plain) and n not in derived},
+                    "grid": [int(g) for g in launch.grid],
+                    "declared": {"heuristics": _plain(kernel.attr("HEURISTICS")), "grid": _plain(kernel.attr("GRID"))}})
     return out
+
+
+def _plain(value):
+    """A module's declaration as JSON carries it; one of a wrong type as a list, for export to refuse."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        return dict(value)
+    return [repr(value)]
 
 
 VERIFY_SIZE_MAX = 128  # a derived verification shape's sizes: small enough for the interpreter

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kt_cli.artifact import store as artifact
 from kt_cli.errors import BadInput, EnvironmentProblem
-from kt_cli.reports.format import fraction, params as format_params, seconds
+from kt_cli.reports.format import estimate_mark, fraction, params as format_params, seconds
 
 FORMATS = ("table", "markdown", "json", "csv")
 ESTIMATE_NOTE = "(est): cost-model estimate (no device of that target where it was tuned), not a measurement"
@@ -125,7 +125,7 @@ HEADERS = ["kernel", "problem", "target", "device", "mode", "time", "TFLOP/s", "
 
 
 def _mark(text: str, row: Row) -> str:
-    return f"~{text} (est)" if row.estimated and text != "-" else text
+    return estimate_mark(text, row.estimated)
 
 
 def _number(value: float | None, digits: int = 1) -> str:
@@ -182,30 +182,50 @@ def require_matplotlib():
 
 
 def plot(comparison: Comparison, path: str) -> None:
-    """Bars of % of peak per kernel/problem, one bar per target and device; estimates hatched and labelled."""
+    """Bars of % of peak per kernel/problem, one bar per target and device: a title, each bar's value
+    on it (estimates `~N% (est)` and hatched), the legend beside the axes, a missing result marked."""
     require_matplotlib()
     import matplotlib.pyplot as plt
 
+    fig = figure(comparison)
+    fig.savefig(path, bbox_inches="tight", dpi=120)
+    plt.close(fig)
+
+
+def _bars(comparison: Comparison) -> tuple[list[str], list[tuple], dict]:
+    """(the groups: "kernel\nproblem", the series: (target, device, mode), {(series, group): % of peak})."""
     groups = list(dict.fromkeys(f"{r.kernel}\n{r.problem}" for r in comparison.rows))
     series = list(dict.fromkeys((r.target, r.device, r.mode) for r in comparison.rows))
+    values = {((r.target, r.device, r.mode), f"{r.kernel}\n{r.problem}"): 100 * (r.fraction_of_peak or 0.0)
+              for r in comparison.rows}
     if not groups:
         raise BadInput("--plot: nothing to plot: no results for the asked vendors")
+    return groups, series, values
+
+
+def figure(comparison: Comparison):
+    """The --plot chart as a matplotlib Figure (plot() saves it)."""
+    import matplotlib.pyplot as plt
+
+    groups, series, values = _bars(comparison)
     width = 0.8 / len(series)
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(groups) * max(1, len(series)) / 2), 4.5))
-    for i, (target, device, mode) in enumerate(series):
-        xs, ys = [], []
-        for g, group in enumerate(groups):
-            for r in comparison.rows:
-                if (r.target, r.device, r.mode) == (target, device, mode) and f"{r.kernel}\n{r.problem}" == group:
-                    xs.append(g + (i - (len(series) - 1) / 2) * width)
-                    ys.append(100 * (r.fraction_of_peak or 0.0))
-        label = f"{target} {device}" + (" (estimate)" if mode == "estimated" else "")
-        ax.bar(xs, ys, width, label=label, hatch="//" if mode == "estimated" else None,
-               edgecolor="black", linewidth=0.5)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(groups) * len(series) + 1.5), 4.8))
+    top = max([100.0, *values.values()]) * 1.12  # room for the labels above the bars
+    for i, key in enumerate(series):
+        xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
+        present = [(x, values[key, group]) for x, group in zip(xs, groups) if (key, group) in values]
+        estimated = key[2] == "estimated"
+        bars = ax.bar([x for x, _ in present], [v for _, v in present], width, hatch="//" if estimated else None,
+                      edgecolor="black", linewidth=0.5, label=f"{key[0]} {key[1]}" + (" (estimate)" if estimated else ""))
+        ax.bar_label(bars, [estimate_mark(f"{v:.0f}%", estimated) for _, v in present], fontsize=7, padding=2)
+        for x, group in zip(xs, groups):
+            if (key, group) not in values:  # the gap says why it is one
+                ax.text(x, top * 0.02, "no result", rotation=90, ha="center", va="bottom", fontsize=7, color="0.4")
+    kernels = ", ".join(dict.fromkeys(r.kernel for r in comparison.rows))
+    ax.set_title(f"{kernels}: % of each device's peak (estimates hatched)", fontsize=10)
     ax.set_xticks(range(len(groups)), groups, fontsize=8)
     ax.set_ylabel("% of the device's peak")
-    ax.set_ylim(0, 100)
-    ax.legend(fontsize=8)
+    ax.set_ylim(0, top)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # beside, not over
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    return fig

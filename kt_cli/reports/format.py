@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 
+def estimate_mark(text: str, estimated: bool) -> str:
+    """Every figure a cost model gave, in every table: `~text (est)`; a measured one, or none, as is."""
+    return f"~{text} (est)" if estimated and text != "-" else text
+
+
 def seconds(value: float | None, mode: str = "measured") -> str:
     if value is None:
         return "-"
-    text = f"{value * 1e6:.1f} us" if value < 1e-3 else f"{value * 1e3:.3f} ms"
-    return f"~{text} (est)" if mode == "estimated" else text
+    return estimate_mark(f"{value * 1e6:.1f} us" if value < 1e-3 else f"{value * 1e3:.3f} ms", mode == "estimated")
 
 
 def duration(value: float) -> str:
@@ -73,7 +77,7 @@ def result_rows(entries: list[dict]) -> list[list]:
         rows.append([
             e["target"], e.get("shape_key") or ",".join(f"{k}={v}" for k, v in e["shape"].items()), e["mode"],
             seconds(e.get("seconds"), e["mode"]) + timing_flags(stats),
-            fraction(stats.get("fraction_of_peak")) + (" (est)" if e["mode"] == "estimated" and stats.get("fraction_of_peak") else ""),
+            estimate_mark(fraction(stats.get("fraction_of_peak")), e["mode"] == "estimated"),
             "-" if speedup is None else f"{speedup:.2f}x",
             params(e.get("params")),
             "-" if not e.get("verification") else f"{e['verification'].get('max_rel_error', 0):.1e}",

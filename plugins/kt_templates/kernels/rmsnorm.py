@@ -32,6 +32,14 @@ SEEDS = [{"BLOCK_N": n, "ROWS": 4, "ROW_STAGES": 2, "num_warps": 16 if n >= 1638
     {"BLOCK_N": 4096, "ROWS": 1, "ROW_STAGES": 1, "num_warps": 8, "num_stages": 1},
     {"BLOCK_N": 8192, "ROWS": 1, "ROW_STAGES": 1, "num_warps": 32, "num_stages": 2}]
 VERIFY_SHAPES = [{"M": 37, "N": 300}, {"M": 5, "N": 1000}, {"M": 4, "N": 512}]
+# What launch computes per call, as expressions of the kernel's arguments: `kt export` gives them as
+# @triton.heuristics and the grid, and checks them against launch at every problem the artifact names.
+HEURISTICS = {
+    "SINGLE_PASS": "BLOCK_N >= n_cols",
+    "EVEN_N": "n_cols % BLOCK_N == 0",
+    "ROWS": "ROWS if BLOCK_N >= n_cols else 1",  # the two-pass path takes one row a program
+}
+GRID = "(triton.cdiv(n_rows, ROWS),)"
 
 
 @triton.jit
