@@ -3,6 +3,7 @@
 point today (cross-compiled for the device's target: resources, programs, launches, flops, traffic).
 
     python benchmarks/rank_dataset.py --out benchmarks/results/rank_dataset.jsonl [--jobs 2]
+    python benchmarks/rank_dataset.py --runs bench_finalize_h100_s8.json --out FRESH.jsonl  # one run alone
 
 The measured times are what the GPU said; the features come from compiling today's kernel source, so a
 point the current source no longer accepts is left out (and counted). benchmarks/rank.py holds the
@@ -47,11 +48,11 @@ def same_code_as_today(recipe: str, date: str) -> bool:
     return then.returncode == 0 and compiled_code(then.stdout) == compiled_code((ROOT / relative).read_text())
 
 
-def measured_trials() -> list[dict]:
-    """Every ok measured trial of the stored runs of today's kernel code, one record per (device,
-    recipe, dtype, problem, params)."""
+def measured_trials(runs: str = "bench_*.json") -> list[dict]:
+    """Every ok measured trial of the stored runs (files of benchmarks/results/ matching `runs`) of
+    today's kernel code, one record per (device, recipe, dtype, problem, params)."""
     seen, out, stale = set(), [], {}
-    for path in sorted(glob.glob(str(ROOT / "benchmarks" / "results" / "bench_*.json"))):
+    for path in sorted(glob.glob(str(ROOT / "benchmarks" / "results" / runs))):
         data = json.loads(Path(path).read_text())
         env = data["environment"]
         for kernel in data.get("kernels", []):
@@ -100,8 +101,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "rank_dataset.jsonl"))
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--runs", default="bench_*.json",
+                        help="which files of benchmarks/results/ (a glob; a fresh run alone: its file name)")
     args = parser.parse_args()
-    records = measured_trials()
+    records = measured_trials(args.runs)
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(features, records, chunksize=4))
     Path(args.out).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
