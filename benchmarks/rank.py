@@ -1,7 +1,7 @@
 """Hold kt's cost model against measured times: per problem, how well the static estimate ranks the
 configs a GPU timed.
 
-    python benchmarks/rank.py [benchmarks/results/rank_dataset.jsonl ...] [--json]
+    python benchmarks/rank.py [benchmarks/results/rank_dataset.jsonl ...] [--calibration CAL.json] [--json]
 
 The dataset (benchmarks/rank_dataset.py builds it) holds every measured trial with the static features
 kt reads for the same point; the estimate is recomputed here from those features with today's model
@@ -35,13 +35,21 @@ TARGETS = {"rho_median": 0.8, "rho_worst": 0.6, "winner_within_10pct": 0.8, "top
            "error_median": 0.25, "ties": 0}
 
 
+CALIBRATIONS: dict[str, dict] = {}  # device name -> constants of a `kt devices --calibrate` run (--calibration)
+
+
 def estimate(record: dict) -> dict:
-    """Today's model on a stored point's features, with the tables of the device it was measured on."""
+    """Today's model on a stored point's features, with the tables of the device it was measured on (and
+    the constants calibrated on such a device, where --calibration gave them)."""
+    import dataclasses
+
     from kt_cli import plugins
     from kt_cli.evaluate.estimate import Work, estimate_seconds
     from kt_cli.types import Device, Resources
 
     target = plugins.target(record["target"])
+    if record["device"] in CALIBRATIONS:
+        target = dataclasses.replace(target, properties={**target.properties, **CALIBRATIONS[record["device"]]})
     vendor = plugins.vendor(target.vendor)
     peaks = vendor.device_peaks(Device(target.vendor, 0, record["device"], record["target"], {}))
     f = record["features"]
@@ -149,8 +157,14 @@ def main() -> None:
     parser.add_argument("datasets", nargs="*", default=[str(p) for p in DATASETS])
     parser.add_argument("--device", default="", help="only problems measured on a device whose name contains this")
     parser.add_argument("--prune", action="store_true", help="replay measured tuning with the evaluator's pruning")
+    parser.add_argument("--calibration", action="append", default=[],
+                        help="`kt devices --calibrate --json` output: its constants for its devices' points")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    for path in args.calibration:
+        for device in json.loads(Path(path).read_text())["devices"]:
+            if "calibration" in device:
+                CALIBRATIONS[device["name"]] = device["calibration"]["constants"]
     records = [r for r in load(args.datasets) if args.device in r["device"]]
     if args.prune:
         from kt_cli.evaluate.evaluator import PRUNE_AFTER, PRUNE_RATIO

@@ -47,3 +47,29 @@ def test_problems_far_apart_in_size_are_estimated_in_order():
         by_k.setdefault(r["shape"]["K"], []).append(rank.estimate(r)["seconds"])
     small, mid, large = (min(by_k[k]) for k in (1000, 4096, 8192))
     assert small < mid < large and 4 < large / mid < 16
+
+
+def test_a_calibration_run_changes_the_estimates_of_its_own_device_only(monkeypatch):
+    # rank.py --calibration: constants a GPU measured are laid over the table for that device's points
+    h100 = next(r for r in rank.load(rank.DATASETS) if "H100" in r["device"] and r["recipe"] == "softmax")
+    h200 = next(r for r in rank.load(rank.DATASETS) if "H200" in r["device"] and r["recipe"] == "softmax")
+    before = rank.estimate(h100)["seconds"], rank.estimate(h200)["seconds"]
+    monkeypatch.setitem(rank.CALIBRATIONS, h100["device"], {"dram_attainable": 0.45, "dram_latency_s": 4e-6})
+    after = rank.estimate(h100)["seconds"], rank.estimate(h200)["seconds"]
+    assert after[0] > 1.3 * before[0] and after[1] == before[1]
+
+
+def test_the_learned_baseline_fits_what_its_features_show():
+    # benchmarks/learned_models.py backs docs/costmodel.md's choice of an analytical model: its trees
+    # must learn a step and a slope that the features carry, or its negative result would mean nothing
+    import random
+
+    import learned_models
+
+    rng = random.Random(0)
+    rows = [[rng.random(), rng.random()] for _ in range(300)]
+    targets = [(1.0 if a > 0.5 else 0.0) + 0.5 * b for a, b in rows]
+    model = learned_models.fit(rows, targets, trees=80)
+    errors = [abs(learned_models.predict(model, r) - t) for r, t in zip(rows, targets)]
+    assert sorted(errors)[len(errors) // 2] < 0.05
+    assert learned_models.predict(model, [0.9, 0.5]) - learned_models.predict(model, [0.1, 0.5]) > 0.8

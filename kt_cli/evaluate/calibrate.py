@@ -6,7 +6,8 @@ Each constant is measured in the model's own terms, so the model reads back what
   a known number of bytes in flight (`bytes_in_flight` of the compiled binary, read like any
   candidate's), run with 1, 2, 4... programs a unit. Where the rate is still below 60% of the highest
   one, latency = units x resident programs x bytes in flight / rate; the median of those points.
-  DRAM: a buffer of 8x the L2; L2: every program re-reads a region of a quarter of the L2.
+  DRAM: a buffer of 8x the L2, each byte read once a call; L2: every program re-reads a region of a
+  quarter of the L2.
 - DRAM and L2 bandwidth: the highest rate of the same sweeps (`dram_attainable` as a fraction of the
   datasheet's DRAM bandwidth; `l2_bytes_per_s` as measured).
 - math_attainable: torch.matmul's bf16 rate at 8192^3 as a fraction of the datasheet's bf16 peak.
@@ -78,7 +79,9 @@ def calibrate(vendor, target, device, runtime, peaks: dict, ceiling: dict) -> di
     timer = vendor.timer(device)
     units = int(target.properties["units"])
     l2 = int(device.info.get("l2_bytes") or target.properties.get("l2_bytes") or 32 * 2**20)
-    dram, compiled = sweep(timer, runtime.torch_device, units, 8 * l2, 2 * 2**30)
+    # DRAM: each byte of the region read once a call (more, and programs resident at the same time
+    # read the same lines: L2 hits that showed a DRAM rate above the datasheet's on an H100)
+    dram, compiled = sweep(timer, runtime.torch_device, units, 8 * l2, 8 * l2)
     l2_points, _ = sweep(timer, runtime.torch_device, units, l2 // 4, 2 * 2**30)
     in_flight = bytes_in_flight(vendor.resources(compiled, target), vendor.instruction_mix(compiled, target))
     dram_best = max(p["bytes_per_s"] for p in dram)
