@@ -68,3 +68,24 @@ def test_a_retry_of_a_trial_that_died_before_claiming_holds_no_budget():
     assert not budget.taken(ledger, queued_retries=True)  # one unit left for a new point
     claimed_retry = study.ask()  # the claimed point's retry, popped first, may claim its held unit
     assert not budget.taken(Ledger.read(study, claimed_retry.number), queued_retries=True)
+
+
+def test_an_enqueued_point_ending_with_one_grid_point_left_does_not_stop_the_study_with_an_error():
+    # Optuna's GridSampler read the grid id of every ending trial; a point kt enqueues (a module's SEEDS,
+    # a retry) has none, and ending one with one grid point left raised KeyError('grid_id') out of kt tune
+    import optuna
+
+    from kt_cli.recipe.space import SearchSpace, parse_param
+    from kt_cli.search.sampler import make_sampler
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    space = SearchSpace((parse_param("BLOCK", [512, 1024], "test"),), ())
+    study = optuna.create_study(sampler=make_sampler("grid", 0, space))
+    objective = lambda trial: float(trial.suggest_categorical("BLOCK", [512, 1024]))  # noqa: E731
+    study.optimize(objective, n_trials=1)
+    left = 1024 if study.trials[0].params["BLOCK"] == 512 else 512
+    study.enqueue_trial({"BLOCK": 1536 - left})  # the point already tried, as a seed or retry would be
+    study.optimize(objective, n_trials=1)
+    study.optimize(objective, n_trials=3)  # the grid's last point, then the study stops by itself
+    assert sorted(t.params["BLOCK"] for t in study.trials) == sorted([512, 1024, 1536 - left])
+    assert all(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
