@@ -53,8 +53,30 @@ def estimate(record: dict) -> dict:
     vendor = plugins.vendor(target.vendor)
     peaks = vendor.device_peaks(Device(target.vendor, 0, record["device"], record["target"], {}))
     f = record["features"]
-    return estimate_seconds(Work(**f["work"]), record["dtype"], peaks, target.properties, Resources(**f["resources"]),
+    return estimate_seconds(Work(**{"items": work_items(record), **f["work"]}), record["dtype"], peaks, target.properties, Resources(**f["resources"]),
                             f["programs"], f["launches"], f["instructions"])
+
+
+def use_calibrations(paths) -> None:
+    """Lay the constants of `kt --json devices --calibrate` outputs over their devices' points."""
+    for path in paths:
+        for device in json.loads(Path(path).read_text())["devices"]:
+            if "calibration" in device:
+                CALIBRATIONS[device["name"]] = device["calibration"]["constants"]
+
+
+def work_items(record: dict) -> float:
+    """The kernel module's work_items for a stored point measured before kt recorded them (0: none)."""
+    from kt_cli.kernel import Kernel, KernelSource
+
+    if record["kernel"] not in _MODULES:
+        path = ROOT / "plugins" / "kt_templates" / "kernels" / f"{record['kernel']}.py"
+        _MODULES[record["kernel"]] = Kernel.load(KernelSource(str(path), "templates", record["kernel"])) if path.exists() else None
+    kernel = _MODULES[record["kernel"]]
+    return kernel.work_items(record["shape"], record["dtype"], record["params"]) if kernel else 0.0
+
+
+_MODULES: dict = {}
 
 
 def ranks(values: list[float]) -> list[float]:
@@ -161,10 +183,7 @@ def main() -> None:
                         help="`kt devices --calibrate --json` output: its constants for its devices' points")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    for path in args.calibration:
-        for device in json.loads(Path(path).read_text())["devices"]:
-            if "calibration" in device:
-                CALIBRATIONS[device["name"]] = device["calibration"]["constants"]
+    use_calibrations(args.calibration)
     records = [r for r in load(args.datasets) if args.device in r["device"]]
     if args.prune:
         from kt_cli.evaluate.evaluator import PRUNE_AFTER, PRUNE_RATIO

@@ -299,6 +299,12 @@ class Kernel:
             return self.count("bytes_moved", shape, dtype)
         return float(fn(dict(shape), torch_dtype(dtype), dict(params)))
 
+    def work_items(self, shape: dict, dtype: str, params: dict) -> float:
+        """Independent pieces of work (output tiles) the programs share out, for the cost model; 0 when the
+        module does not say (one per program). A persistent kernel launches fewer programs than tiles."""
+        fn = self.fn("work_items")
+        return 0.0 if fn is None else float(fn(dict(shape), torch_dtype(dtype), dict(params)))
+
 
 @dataclass(frozen=True)
 class KernelObject:

@@ -57,6 +57,21 @@ def test_warpgroup_mma_beats_warp_mma_and_both_beat_the_vector_units():
     assert times["warpgroup"] < times["warp"] < times["none"]
 
 
+def test_a_persistent_grid_walking_the_same_tiles_is_estimated_like_one_program_per_tile():
+    # 8192^3 in 128x256 tiles re-reads A and B 32 and 64 times; 132 persistent programs hold one tile
+    # each at a time, as 2048 one-tile programs do, so the re-reads hit L2 in both (before work items,
+    # the persistent grid's per-program share of the problem missed L2 and was estimated 2.5x slower)
+    n, tiles = 8192, (8192 // 128) * (8192 // 256)
+    requested = (n * n * (n // 256) + n * n * (n // 128)) * 2 + n * n * 2
+    res = resources(threads=256, per_unit=1, shared=160 * 1024)
+    mix = {"async_copy": 8, "mma": 4, "mma_warpgroup": 4}
+    per_tile = seconds(Work(2 * n**3, 3 * n * n * 2, requested), res, programs=tiles, mix=mix)
+    persistent = seconds(Work(2 * n**3, 3 * n * n * 2, requested, items=tiles), res, programs=132, mix=mix)
+    unknown = seconds(Work(2 * n**3, 3 * n * n * 2, requested), res, programs=132, mix=mix)
+    assert persistent == pytest.approx(per_tile, rel=0.1)
+    assert unknown > 1.5 * persistent
+
+
 def test_compiled_kernels_report_their_loads_and_mma_kind():
     shape, dtype = {"M": 32768, "N": 4096}, "bfloat16"
     row = {"BLOCK_N": 4096, "num_warps": 4, "num_stages": 1, "ROWS": 1, "ROW_STAGES": 1}

@@ -41,11 +41,13 @@ OVERLAP = 8.0
 
 @dataclass(frozen=True)
 class Work:
-    """What one call must do: FLOPs, the problem's unique bytes and the bytes the programs request."""
+    """What one call must do: FLOPs, the problem's unique bytes, the bytes the programs request, and the
+    independent pieces of work (output tiles) the programs share out (0: one per program)."""
 
     flops: float
     unique_bytes: float
     requested_bytes: float
+    items: float = 0.0
 
 
 def bytes_in_flight(resources, mix: dict) -> float:
@@ -110,9 +112,10 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
 
     spill = 2.0 * resources.spill_bytes * max(1, resources.threads) * programs
     # Bytes read again (a second pass over a row, a tile re-read) hit L2 while what the resident
-    # programs hold fits in it; past that, the share that does not fit comes from DRAM again.
+    # programs hold fits in it; past that, the share that does not fit comes from DRAM again. A program
+    # holds one piece of work at a time: a persistent kernel's programs walk through many tiles.
     reread = max(0.0, work.requested_bytes - work.unique_bytes)
-    working_set = active * resident * work.unique_bytes / programs
+    working_set = active * resident * work.unique_bytes / max(programs, work.items)
     l2_bytes = properties.get("l2_bytes") or 0
     miss = max(0.0, 1.0 - l2_bytes / working_set) if working_set else 0.0
     dram_s = per_unit * (work.unique_bytes + spill + miss * reread) / programs / dram_rate

@@ -226,7 +226,8 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = ()) -> d
     # static mode ranks by the estimate; measured mode prunes candidates it predicts far slower
     work = costmodel.Work(kernel.count("flops", candidate.shape, candidate.dtype),
                           kernel.count("bytes_moved", candidate.shape, candidate.dtype),
-                          kernel.traffic(candidate.shape, candidate.dtype, candidate.params))
+                          kernel.traffic(candidate.shape, candidate.dtype, candidate.params),
+                          kernel.work_items(candidate.shape, candidate.dtype, candidate.params))
     result["work"] = asdict(work)
     result["estimate"] = costmodel.estimate_seconds(work, candidate.dtype, target.peaks, target.properties,
                                                     worst, main.programs, len(launches), instructions)

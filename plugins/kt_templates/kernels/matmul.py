@@ -500,6 +500,12 @@ def traffic(shape, dtype, params):
     return reads * dtype.itemsize + m * n * _out_dtype(dtype).itemsize + partials
 
 
+def work_items(shape, dtype, params):
+    """Output tiles (times the K splits): a persistent grid's programs walk through them."""
+    tiles = triton.cdiv(shape["M"], params["BLOCK_M"]) * triton.cdiv(shape["N"], params["BLOCK_N"])
+    return tiles * params.get("SPLIT_K", 1)
+
+
 def shape_of(inputs):
     (m, k), n = inputs["a"].shape, inputs["b"].shape[1]
     return {"M": m, "N": n, "K": k}
