@@ -8,6 +8,9 @@ Each defect below was seen in Triton 3.9's interpreter:
   even) gives what a GPU computes for one operation;
 - it passes a float scalar argument to the kernel as a Python float, so `alpha.to(tl.float32)` raises
   where a GPU kernel sees an fp32 scalar.
+- its atomic operations refuse some data types a GPU takes: a bf16 tl.atomic_add (and an fp32
+  tl.atomic_xchg) raises "Unsupported data type" in the interpreter's own atomics. No fix: the probe
+  finds it, and such a crash is reported as the interpreter's.
 And one in Triton 3.6's (the GPU hosts' Triton): a scalar argument used as a Python index
 (`range(0, n_cols, BLOCK)`) is converted with int() of a one-element array, which NumPy 2 refuses
 ("only 0-dimensional arrays can be converted to Python scalars"); later Tritons squeeze it first.
@@ -109,6 +112,7 @@ def _pass_float_scalars_as_fp32(interpreter) -> None:
 DEFECTS = {
     "bf16_arithmetic": "its bf16 arithmetic computes on raw bits",
     "float_scalar": "it passes a float scalar argument as a Python float",
+    "atomic_dtypes": "its atomic operations refuse data types a GPU takes (bf16 atomic_add)",
 }
 
 
@@ -118,7 +122,8 @@ def defects_left() -> list[str]:
 
     apply()
     return [name for name, probe in (("bf16_arithmetic", interpreter_probes.bf16_arithmetic_is_wrong),
-                                     ("float_scalar", interpreter_probes.float_scalar_is_python_float)) if probe()]
+                                     ("float_scalar", interpreter_probes.float_scalar_is_python_float),
+                                     ("atomic_dtypes", interpreter_probes.bf16_atomic_add_is_refused)) if probe()]
 
 
 def not_interpretable(kernel_names) -> str:
@@ -136,6 +141,8 @@ def blame(kind: str, message: str, dtype: str, defects: list[str]) -> str:
         return ""
     if "float_scalar" in defects and "'float' object has no attribute" in message:
         return f"{DEFECTS['float_scalar']}, {INTERPRETER_ONLY} ({kind}: {message})"
+    if "atomic_dtypes" in defects and "Unsupported data type" in message:  # the interpreter's atomics' words
+        return f"{DEFECTS['atomic_dtypes']}, {INTERPRETER_ONLY} ({kind}: {message})"
     if "bf16_arithmetic" in defects and dtype == "bfloat16":
         return f"{DEFECTS['bf16_arithmetic']}, {INTERPRETER_ONLY} ({kind}: {message})"
     return ""

@@ -22,6 +22,12 @@ def _float_scalar(out_ptr, alpha):
     tl.store(out_ptr, alpha.to(tl.float32))
 
 
+@triton.jit
+def _bf16_atomic_add(out_ptr, x_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.atomic_add(out_ptr + offs, tl.load(x_ptr + offs))
+
+
 def bf16_arithmetic_is_wrong() -> bool:
     import torch
 
@@ -41,3 +47,15 @@ def float_scalar_is_python_float() -> bool:
     except Exception:
         return True
     return out.item() != 0.5
+
+
+def bf16_atomic_add_is_refused() -> bool:
+    import torch
+
+    x = torch.tensor([1.5, -2.25, 3.0, -0.125], dtype=torch.bfloat16)
+    out = torch.ones(4, dtype=torch.bfloat16)
+    try:
+        _bf16_atomic_add[(1,)](out, x, N=4)
+    except Exception:
+        return True
+    return not torch.equal(out, x + 1)
