@@ -42,6 +42,15 @@ def test_a_bf16_kernel_with_a_float_scalar_verifies_under_the_interpreter(write,
     assert [t["failure_kind"] for t in trials] == ["ok", "ok"], trials
 
 
+def test_a_bf16_kernel_that_sums_and_scans_in_bf16_verifies_under_the_interpreter(write, tmp_path):
+    recipe = dsl_recipe(write, (DATA / "bf16_row_counts.py").read_text(), shapes="[{M = 8, N = 200}]",
+                        space="BLOCK = [256]\nnum_warps = [4]", trials=1)
+    recipe.write_text(recipe.read_text().replace('dtype = "float32"', 'dtype = "bfloat16"'))
+    result = kt("tune", recipe, "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.stderr
+    assert [(t["failure_kind"], t["message"]) for t in _trials(tmp_path / "art")] == [("ok", "")]
+
+
 PROBE = """
 import json, triton
 from kt_cli.evaluate import interpreter_probes as probes
