@@ -368,6 +368,15 @@ def jit_functions(module) -> dict:
     return {name: k.jit for name, k in kernel_objects(module).items()}
 
 
+def config_point(config) -> dict:
+    """A triton.Config as a point: its kwargs and the launch options num_warps and num_stages (num_ctas
+    where it is not 1)."""
+    point = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
+    if getattr(config, "num_ctas", 1) not in (None, 1):
+        point["num_ctas"] = config.num_ctas
+    return point
+
+
 def autotune_space(module) -> tuple[dict, list]:
     """(space, seeds) from the module's @triton.autotune configs: every value a knob takes in some
     config, and each config as a point (launch options num_warps and num_stages included)."""
@@ -375,9 +384,7 @@ def autotune_space(module) -> tuple[dict, list]:
     seeds = []
     for k in kernel_objects(module).values():
         for config in getattr(k.autotuner, "configs", None) or ():
-            point = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
-            if getattr(config, "num_ctas", 1) not in (None, 1):
-                point["num_ctas"] = config.num_ctas
+            point = config_point(config)
             seeds.append(point)
             for key, value in point.items():
                 values = space.setdefault(key, [])

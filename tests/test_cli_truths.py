@@ -52,6 +52,48 @@ def test_every_command_takes_the_global_flags_after_its_name():
         assert result.exit_code == 0, (name, result.stderr)
 
 
+def _runnable_arguments(command, missing) -> tuple[list[str], bool]:
+    """(arguments that get `command` past click to kt's own checks: `missing`, a path that is not there,
+    for each required argument, a value for each required option; whether the command passes what
+    follows them on to another program, so that a flag typed last is that program's)."""
+    import click
+
+    args, passes_on = [], False
+    for param in command.params:
+        if isinstance(param, click.Argument) and param.required:
+            passes_on = param.type is click.UNPROCESSED
+            args += ["--", str(missing)] if passes_on else [str(missing)]
+        elif param.required:
+            args += [param.opts[0], "x"]
+    return args, passes_on
+
+
+def test_every_command_accepts_each_global_flag_wherever_it_is_typed(tmp_path):
+    """`kt --json NAME ...`, `kt NAME --json ...` and `kt NAME ... --json`, for every registered command:
+    the flag is never refused, the command ends in its own result or kt's one-line error (a traceback
+    only with --debug), and --json output is JSON."""
+    import click
+
+    from kt_cli.cli import GLOBAL_FLAGS, cli
+
+    names = cli.list_commands(click.Context(cli))
+    assert {"tune", "init", "estimate", "finalize", "check", "devices", "plugins"} <= set(names)
+    for name in names:
+        args, passes_on = _runnable_arguments(cli.get_command(click.Context(cli), name), tmp_path / "missing")
+        for flag, _, _ in GLOBAL_FLAGS:
+            typed = [[flag, name, *args], [name, flag, *args]] + ([] if passes_on else [[name, *args, flag]])
+            for line in typed:
+                result = kt(*line)
+                said = result.stderr.strip().splitlines()
+                assert "No such option" not in result.stderr and "lists the options" not in result.stderr, (line, said)
+                assert result.exit_code in (0, 2) and ("Traceback" in result.output) == (
+                    flag == "--debug" and result.exit_code == 2), (line, result.output)
+                if result.exit_code == 2:
+                    assert said[-1].startswith("kt: error: ") and (flag == "--debug" or len(said) == 1), (line, said)
+                elif flag == "--json":
+                    json.loads(result.stdout)
+
+
 def test_a_global_flag_means_the_same_before_and_after_the_command(tmp_path):
     assert json.loads(kt("plugins", "--json").stdout) == json.loads(kt("--json", "plugins").stdout)
     missing = tmp_path / "missing.toml"

@@ -83,3 +83,31 @@ def test_an_autotuned_kernel_without_glue_takes_its_dimensions_from_the_autotune
     recipe = load_recipe(tmp_path / "rms.toml")
     assert list(recipe.problem.shapes) == [{"n_cols": 4096}]  # key=["n_cols"] names the problem's size
     assert 'shape["n_cols"]' in result.stdout and "def launch(k, inputs, params):" in result.stdout
+
+
+def _commented_reference_config(recipe_text: str) -> dict:
+    """The configuration the recipe's commented `# reference_config = {...}` line names, as TOML reads it."""
+    import tomllib
+
+    line = next(l for l in recipe_text.splitlines() if l.startswith("# reference_config = "))
+    return tomllib.loads(line[2:])["reference_config"]
+
+
+def test_the_recipe_names_the_configuration_an_autotuned_kernel_is_verified_against(tmp_path):
+    """Without a reference function kt checks candidates against the kernel at its reference
+    configuration (first SEEDS point, else first @triton.autotune config): the recipe's commented
+    reference_config is that configuration, so uncommenting it changes nothing."""
+    from kt_cli.kernel import Kernel, KernelSource
+
+    text = (ROOT / "tests" / "data" / "autotuned_rmsnorm.py").read_text()
+    cases = {"rms.py": (text, {"BLOCK_N": 128, "num_warps": 2, "num_stages": 3}),  # Config's num_stages=3
+             "seeded.py": (text + '\n\nSEEDS = [{"BLOCK_N": 256, "num_warps": 8}, {"BLOCK_N": 128}]\n',
+                           {"BLOCK_N": 256, "num_warps": 8})}
+    for name, (source, expected) in cases.items():
+        kernel = tmp_path / name
+        kernel.write_text(source)
+        result = kt("init", kernel)
+        assert result.exit_code == 0, result.output
+        shown = _commented_reference_config(kernel.with_suffix(".toml").read_text())
+        params, options = Kernel.load(KernelSource(str(kernel), "dsl", "rmsnorm_fwd")).reference_point()
+        assert shown == expected == {**params, **options}, (name, shown)

@@ -78,6 +78,33 @@ def test_a_run_shows_n_of_budget_and_a_resumed_one_says_how_far_it_had_come(writ
     assert "this run: no new trials: budget already spent" in done.stdout
 
 
+def test_each_problem_counts_up_to_its_own_budget_and_shows_its_own_best(write, tmp_path):
+    """Two problems tuned side by side: N=256 admits one BLOCK (its budget is 1), N=1048576 three. Each
+    problem's lines count 0, 1, ... up to its own budget and show the best of its own trials."""
+    from kt_cli.reports.format import seconds
+
+    recipe = dsl_recipe(write, trials=3, shapes="[{N = 256}, {N = 1048576}]", extra='constraints = ["BLOCK <= N"]',
+                        space="BLOCK = [256, 512, 1024]\nnum_warps = [2]")
+    result = kt("tune", recipe, "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    trials = [json.loads(line) for line in (tmp_path / "art" / "recipe.kt" / "trials.jsonl").read_text().splitlines()]
+    bests = {}
+    for problem, budget in (("N=256", 1), ("N=1048576", 3)):
+        lines = [re.fullmatch(r"\[nvidia:sm_90 (\S+)\] (\d+)/(\d+) \| .* \| best (.*?) \| .*", line)
+                 for line in _progress(result) if line.startswith(f"[nvidia:sm_90 {problem}]")]
+        assert lines and all(lines), _progress(result)
+        assert {int(m.group(3)) for m in lines} == {budget}, (problem, _progress(result))
+        counts = [int(m.group(2)) for m in lines]
+        assert counts == sorted(counts) and sorted(set(counts)) == list(range(budget + 1)), (problem, counts)
+        values = [t["value"] for t in trials if t["failure_kind"] == "ok" and t["shape"] == {"N": int(problem[2:])}]
+        own = {seconds(v, "estimated") for v in values}
+        shown = [m.group(4) for m in lines if m.group(4) != "-"]
+        assert shown and set(shown) <= own, (problem, shown, own)  # each best is one of this problem's trials
+        assert shown[-1] == seconds(min(values), "estimated"), (problem, shown)
+        bests[problem] = shown[-1]
+    assert bests["N=256"] != bests["N=1048576"], bests  # so that the other problem's best would show
+
+
 def test_a_measured_run_reports_candidates_timed_fully_and_the_time_phase(fake_device, write, tmp_path):
     result = kt("tune", dsl_recipe(write, trials=2), "--target", "fake:cpu", "--out", tmp_path / "art")
     assert result.exit_code == 0, result.output

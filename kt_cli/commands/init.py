@@ -20,7 +20,7 @@ from kt_cli.errors import BadInput
 def init(kernel_file: str, out: str | None, force: bool):
     """Write a recipe for the @triton.jit kernel in KERNEL_FILE (FILE or FILE:FUNCTION); print the
     protocol functions the file lacks (make_inputs, launch, reference)."""
-    from kt_cli.recipe.starter import glue_to_add, plan_init, starter_recipe
+    from kt_cli.recipe.starter import default_reference, glue_to_add, plan_init, starter_recipe
 
     path, tree, kernel, sizes, knobs = plan_init(kernel_file)
     recipe = Path(out) if out else path.with_suffix(".toml")
@@ -30,7 +30,7 @@ def init(kernel_file: str, out: str | None, force: bool):
         raise BadInput(f"--out: {recipe} exists; pass --force to replace it or --out to write another")
     if not recipe.parent.is_dir() or not os.access(recipe.parent, os.W_OK):
         raise BadInput(f"--out: cannot write in {recipe.parent}; name a writable place")
-    text = starter_recipe(path, recipe.parent, kernel, sizes, knobs)
+    text = starter_recipe(path, recipe.parent, kernel, sizes, knobs, default_reference(tree))
     fd, tmp = tempfile.mkstemp(dir=recipe.parent, prefix=f".{recipe.name}.")
     try:
         with os.fdopen(fd, "w") as f:

@@ -10,6 +10,7 @@ space to the module) and its `key` (the problem's sizes), and the sizes make_inp
 from __future__ import annotations
 
 import ast
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,20 +99,17 @@ def _knob_values(name: str) -> list:
 
 
 def starter_recipe(path: Path, recipe_dir: Path, kernel: KernelSignature, sizes: list[str],
-                   knobs: list[str] | None = None) -> str:
-    """The recipe text: every line the user may want to change is there, commented."""
+                   knobs: list[str] | None = None, reference: tuple[dict, str] | None = None) -> str:
+    """The recipe text: every line the user may want to change is there, commented. `reference`:
+    (configuration, where it comes from) that kt verifies against by default (default_reference)."""
     try:
         file = path.resolve().relative_to(recipe_dir.resolve()).as_posix()
     except ValueError:
         file = str(path.resolve())
     shape = ", ".join(f"{s} = {DEFAULT_SIZE}" for s in sizes) or f"N = {DEFAULT_SIZE}"
-    example = ", ".join(f"{k} = {_knob_values(k)[-1]}" for k in (kernel.knobs if knobs is None else knobs)
-                        if k not in ("num_warps", "num_stages"))
     lines = [f"# Written by `kt init {path.name}:{kernel.name}`: check the problem sizes, then `kt tune` this file.",
              "[kernel]", 'generator = "dsl"', f'file = "{file}"', f'kernel = "{kernel.name}"',
-             "# Without a reference function, candidates are checked against the kernel at this config",
-             "# (default: its first SEEDS point or @triton.autotune config):",
-             f"# reference_config = {{{example + ', ' if example else ''}num_warps = 4}}", "",
+             *_reference_lines(kernel, knobs, reference), "",
              "[problem]", 'dtype = "float16"  # float32, float16, bfloat16, float8_e4m3',
              "# the sizes make_inputs reads from shape[...]; one table per problem to tune",
              f"shapes = [{{{shape}}}]", "",
@@ -129,6 +127,91 @@ def starter_recipe(path: Path, recipe_dir: Path, kernel: KernelSignature, sizes:
     lines += ["", "[targets]", "# without a GPU of a target kt estimates it; with one, it verifies and times there",
               f"# every target: {', '.join(every)}", f"names = {chosen!r}".replace("'", '"'), ""]
     return "\n".join(lines)
+
+
+def _reference_lines(kernel: KernelSignature, knobs: list[str] | None, reference: tuple[dict, str] | None) -> list:
+    """The commented kernel.reference_config: the configuration kt verifies against by default where
+    the file has one (uncommented, it changes nothing), else an example to complete."""
+    if reference is not None:
+        point, where = reference
+        return ["# Without a reference function, candidates are checked against the kernel at this config;",
+                f"# by default {where}, which this line names:", f"# reference_config = {_inline_table(point)}"]
+    example = {k: _knob_values(k)[-1] for k in (kernel.knobs if knobs is None else knobs)
+               if k not in ("num_warps", "num_stages")}
+    return ["# Without a reference function, candidates are checked against the kernel at this config",
+            "# (default: its first SEEDS point or @triton.autotune config), for example:",
+            f"# reference_config = {_inline_table({**example, 'num_warps': 4})}"]
+
+
+def _inline_table(point: dict) -> str:
+    def value(v) -> str:
+        return json.dumps(v) if isinstance(v, (str, bool)) else repr(v)
+
+    return "{" + ", ".join(f"{k} = {value(v)}" for k, v in point.items()) + "}"
+
+
+def default_reference(tree: ast.Module) -> tuple[dict, str] | None:
+    """(configuration, where it comes from) that kt verifies a kernel without a reference function
+    against when the recipe sets no kernel.reference_config (Kernel.reference_point): the module's first
+    SEEDS point, else the first config of its first @triton.autotune, read as kt reads a triton.Config
+    (its defaults included); None where the file has neither or they are not literals read unrun."""
+    assigned = {node.targets[0].id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)}
+    if "SEEDS" in assigned:
+        seeds = _literal(assigned["SEEDS"])
+        if seeds is _UNREAD or (seeds and not isinstance(seeds[0], dict)):
+            return None  # computed when the module runs
+        if seeds:
+            return dict(seeds[0]), "its first SEEDS point"
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and "jit" in [_decorator_name(d) for d in node.decorator_list]:
+            for d in node.decorator_list:
+                if _decorator_name(d) == "autotune" and isinstance(d, ast.Call):
+                    configs = _autotune_configs(d, assigned)
+                    if configs == []:
+                        continue  # no config: kt takes the next kernel's first
+                    first = _config_point(configs[0]) if configs else None
+                    return (first, "its first @triton.autotune config") if first is not None else None
+    return None
+
+
+_UNREAD = object()  # what _literal gives for syntax that is not a literal
+
+
+def _literal(node):
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _UNREAD
+
+
+def _autotune_configs(decorator: ast.Call, assigned: dict) -> list | None:
+    """The syntax of each config of @triton.autotune(configs=[...]), or of a module-level list it
+    names; None where the list is computed."""
+    configs = next((kw.value for kw in decorator.keywords if kw.arg == "configs"),
+                   decorator.args[0] if decorator.args else None)
+    if isinstance(configs, ast.Name):
+        configs = assigned.get(configs.id)
+    return list(configs.elts) if isinstance(configs, (ast.List, ast.Tuple)) else None
+
+
+def _config_point(call) -> dict | None:
+    """A `triton.Config({...}, num_warps=..., ...)` call of literals as the point kt reads from it
+    (kt_cli.kernel.config_point); None where it is not one."""
+    import triton
+
+    from kt_cli.kernel import config_point
+
+    if not (isinstance(call, ast.Call) and _decorator_name(call) == "Config"):
+        return None
+    args = [_literal(a) for a in call.args]
+    options = {kw.arg: _literal(kw.value) for kw in call.keywords if kw.arg != "pre_hook"}
+    if _UNREAD in args or _UNREAD in options.values() or None in options:
+        return None
+    try:
+        return config_point(triton.Config(*args, **options))
+    except TypeError:
+        return None
 
 
 def starter_targets() -> tuple[list, list]:
