@@ -178,17 +178,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("datasets", nargs="*", default=[str(p) for p in DATASETS])
     parser.add_argument("--device", default="", help="only problems measured on a device whose name contains this")
+    parser.add_argument("--recipe", default="", help="only problems of this recipe")
     parser.add_argument("--prune", action="store_true", help="replay measured tuning with the evaluator's pruning")
     parser.add_argument("--calibration", action="append", default=[],
                         help="`kt devices --calibrate --json` output: its constants for its devices' points")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     use_calibrations(args.calibration)
-    records = [r for r in load(args.datasets) if args.device in r["device"]]
+    records = [r for r in load(args.datasets) if args.device in r["device"] and args.recipe in ("", r["recipe"])]
     if args.prune:
         from kt_cli.evaluate.evaluator import PRUNE_AFTER, PRUNE_RATIO
 
-        for ratio in sorted({1.5, PRUNE_RATIO, 3.0}):
+        for ratio in sorted({1.2, 1.3, PRUNE_RATIO, 2.0}):
             print(json.dumps(pruning(records, ratio, PRUNE_AFTER)))
         return
     per, summary = quality(records)

@@ -10,6 +10,7 @@ import pytest
 
 from kt_cli import calibration, plugins
 from kt_cli.evaluate.estimate import Work, bytes_in_flight, estimate_seconds
+from kt_cli.evaluate.evaluator import PRUNE_RATIO
 from kt_cli.types import Resources
 from tests.helpers import SCALED_ADD, dsl_recipe, kt
 from tests.test_library_mem import compile_for
@@ -132,7 +133,7 @@ def test_measured_tuning_prunes_candidates_the_model_estimates_far_slower(fake_d
     timed = [t for t in trials.values() if t["failure_kind"] == "ok"]
     best = min(timed, key=lambda t: t["value"])
     for b in pruned:
-        assert "the cost model estimates" in trials[b]["message"] and "pruned above 2x" in trials[b]["message"]
+        assert "the cost model estimates" in trials[b]["message"] and f"pruned above {PRUNE_RATIO:g}x" in trials[b]["message"]
     assert best["params"]["BLOCK"] not in pruned
     assert f"{len(pruned)} predicted far slower by the cost model, not sent to the device" in result.stdout
 

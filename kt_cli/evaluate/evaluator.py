@@ -28,7 +28,7 @@ RACE_MARGIN = 0.03  # a candidate races on while its interval reaches within 3% 
 # Pruning: once PRUNE_AFTER candidates of a problem are timed, one the cost model estimates more than
 # PRUNE_RATIO times the estimate of the fastest one so far is not sent to the device (kind `pruned`).
 # The ratio is chosen on the stored measurements (benchmarks/rank.py --prune; docs/costmodel.md).
-PRUNE_RATIO = 2.0
+PRUNE_RATIO = 1.5
 PRUNE_AFTER = 3
 
 
