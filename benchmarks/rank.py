@@ -53,7 +53,8 @@ def estimate(record: dict) -> dict:
     vendor = plugins.vendor(target.vendor)
     peaks = vendor.device_peaks(Device(target.vendor, 0, record["device"], record["target"], {}))
     f = record["features"]
-    return estimate_seconds(Work(**{"items": work_items(record), **f["work"]}), record["dtype"], peaks, target.properties, Resources(**f["resources"]),
+    work = Work(**{"items": work_items(record), "written_bytes": written_bytes(record), **f["work"]})
+    return estimate_seconds(work, record["dtype"], peaks, target.properties, Resources(**f["resources"]),
                             f["programs"], f["launches"], f["instructions"])
 
 
@@ -67,13 +68,25 @@ def use_calibrations(paths) -> None:
 
 def work_items(record: dict) -> float:
     """The kernel module's work_items for a stored point measured before kt recorded them (0: none)."""
+    kernel = _module(record["kernel"])
+    return kernel.work_items(record["shape"], record["dtype"], record["params"]) if kernel else 0.0
+
+
+def written_bytes(record: dict) -> float:
+    """The outputs' bytes of a stored point's problem, for points stored before kt recorded them (0: none)."""
+    from kt_cli.evaluate.requests import output_bytes
+
+    kernel = _module(record["kernel"])
+    return output_bytes(kernel, record["shape"], record["dtype"]) if kernel else 0.0
+
+
+def _module(name: str):
     from kt_cli.kernel import Kernel, KernelSource
 
-    if record["kernel"] not in _MODULES:
-        path = ROOT / "plugins" / "kt_templates" / "kernels" / f"{record['kernel']}.py"
-        _MODULES[record["kernel"]] = Kernel.load(KernelSource(str(path), "templates", record["kernel"])) if path.exists() else None
-    kernel = _MODULES[record["kernel"]]
-    return kernel.work_items(record["shape"], record["dtype"], record["params"]) if kernel else 0.0
+    if name not in _MODULES:
+        path = ROOT / "plugins" / "kt_templates" / "kernels" / f"{name}.py"
+        _MODULES[name] = Kernel.load(KernelSource(str(path), "templates", name)) if path.exists() else None
+    return _MODULES[name]
 
 
 _MODULES: dict = {}

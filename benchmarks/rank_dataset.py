@@ -4,6 +4,7 @@ point today (cross-compiled for the device's target: resources, programs, launch
 
     python benchmarks/rank_dataset.py --out benchmarks/results/rank_dataset.jsonl [--jobs 2]
     python benchmarks/rank_dataset.py --runs bench_finalize_h100_s8.json --out FRESH.jsonl  # one run alone
+    python benchmarks/rank_dataset.py --refresh FRESH.jsonl  # the same points, today's features
 
 The measured times are what the GPU said; the features come from compiling today's kernel source, so a
 point the current source no longer accepts is left out (and counted). benchmarks/rank.py holds the
@@ -103,8 +104,15 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--runs", default="bench_*.json",
                         help="which files of benchmarks/results/ (a glob; a fresh run alone: its file name)")
+    parser.add_argument("--refresh", help="a dataset file: recompute the features of its points in place "
+                                           "(after the features kt reads changed)")
     args = parser.parse_args()
-    records = measured_trials(args.runs)
+    if args.refresh:
+        args.out = args.refresh
+        records = [{k: v for k, v in json.loads(line).items() if k not in ("features", "kernel", "skipped")}
+                   for line in Path(args.refresh).read_text().splitlines()]
+    else:
+        records = measured_trials(args.runs)
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(features, records, chunksize=4))
     Path(args.out).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))

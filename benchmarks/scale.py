@@ -5,13 +5,16 @@
 
 Each run tunes a fresh study (its own SQLite file in a temporary directory) and the rate is read from
 the study itself: evaluated trials divided by the time from the first trial's start to the last one's
-end, so the workers' start-up (importing torch and triton) is not counted; the wall time with start-up
-is printed beside it. The goal: 2 workers on 2 GPUs reach at least 1.8x the trials per minute of one.
+end over all the recipe's studies (they run side by side), so the workers' start-up (importing torch
+and triton) is not counted; the wall time with start-up is printed beside it. Each run compiles into
+a Triton cache of its own, so a later run does not find an earlier one's binaries. The goal: 2 workers on 2 GPUs reach at least 1.8x the trials per minute of one.
+With --json FILE, each run's row is appended to FILE as it finishes.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -35,21 +38,19 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None) -> dic
         if target:
             cmd += ["--target", target]
         paths = [str(ROOT), str(ROOT / "plugins")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "TRITON_CACHE_DIR": f"{tmp}/triton-cache"}
         started = time.perf_counter()
         done = subprocess.run(cmd, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - started
         if done.returncode != 0:
             raise SystemExit(f"kt tune --workers {workers} failed ({done.returncode}):\n{done.stderr[-3000:]}")
         store = open_storage(storage)
-        trials_done, busy = 0, 0.0
+        ran = []  # the studies run side by side: the rate is over the span of all their trials
         for summary in optuna.get_all_study_summaries(store, include_best_trial=False):
-            if summary.study_name.startswith("kt-artifact|"):
-                continue
-            ran = evaluated(optuna.load_study(study_name=summary.study_name, storage=store))
-            if ran:
-                trials_done += len(ran)
-                busy += (max(t.datetime_complete for t in ran) - min(t.datetime_start for t in ran)).total_seconds()
+            if not summary.study_name.startswith("kt-artifact|"):
+                ran += evaluated(optuna.load_study(study_name=summary.study_name, storage=store))
+        busy = (max(t.datetime_complete for t in ran) - min(t.datetime_start for t in ran)).total_seconds() if ran else 0
+        trials_done = len(ran)
         return {"workers": workers, "trials": trials_done, "wall_s": wall,
                 "per_min": 60.0 * trials_done / busy if busy else float("nan")}
 
@@ -60,6 +61,7 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2", help="comma-separated worker counts (the first is the base)")
     parser.add_argument("--trials", type=int, default=40, help="trials per target and problem")
     parser.add_argument("--target", help="tune only this target (default: the GPUs present)")
+    parser.add_argument("--json", type=Path, help="append each run's row to this file (JSON lines) as it finishes")
     args = parser.parse_args()
 
     from tabulate import tabulate
@@ -70,7 +72,14 @@ def main() -> None:
     counts = [int(n) for n in args.workers.split(",")]
     if max(counts) > max(1, len(present)):
         raise SystemExit(f"--workers {max(counts)} needs {max(counts)} GPUs; this host has {len(present)}")
-    rows = [run_once(args.recipe, n, args.trials, args.target) for n in counts]
+    rows = []
+    for n in counts:
+        rows.append(run_once(args.recipe, n, args.trials, args.target))
+        print(f"--workers {n}: {rows[-1]}", flush=True)
+        if args.json:
+            with args.json.open("a") as out:
+                out.write(json.dumps({**rows[-1], "recipe": args.recipe.name, "trials_per_study": args.trials,
+                                      "devices": [d.name for d in present]}) + "\n")
     base = rows[0]["per_min"]
     print(f"{args.recipe.name}, {args.trials} trials per study, on {', '.join(sorted({d.name for d in present})) or 'CPU (static mode)'}")
     print(tabulate([[r["workers"], r["trials"], f"{r['wall_s']:.0f}", f"{r['per_min']:.1f}",

@@ -115,7 +115,8 @@ class Vendor:
         `global_load`, `async_copy`, `tma`, `shared_load`, `shared_store`, `global_store`, `barrier`,
         `special` (transcendental units) and `total`; `mma_warpgroup`, the MMAs issued for a whole
         warpgroup or CTA rather than per warp; `global_load_bytes`, the bytes per thread/lane the static
-        global loads ask for. Empty when the vendor cannot disassemble."""
+        global loads ask for, and `load_bytes_largest_phase`, the most of them between two reductions
+        across the workgroup's warps (LoadPhases). Empty when the vendor cannot disassemble."""
         return {}
 
     def model_prunes(self, target: "TargetSpec") -> bool:
@@ -173,3 +174,34 @@ class Vendor:
         and return counters of the kernels named ({name: value}: occupancy, DRAM/L2 throughput, tensor
         pipe use, `top_stalls`), or None when no profiler is available here."""
         return None
+
+
+
+class LoadPhases:
+    """Counts a kernel's static global loads into an instruction mix, in program order: all of them
+    into `global_load_bytes`, and into `load_bytes_largest_phase` the most bytes loaded between two
+    reductions across the warps of a program (a barrier after cross-lane shuffles: a row's sum; or the
+    program's start and end): what a program has in flight at once before its warps wait on each other
+    (the cost model's bytes in flight). A barrier with no shuffle before it (a layout change through
+    shared memory) ends no phase."""
+
+    def __init__(self, mix: dict):
+        self.mix, self.shuffled, self.phase = mix, False, 0
+
+    def cross_lane(self) -> None:
+        self.shuffled = True
+
+    def barrier(self) -> None:
+        if self.shuffled:
+            self.close()
+            self.shuffled = False
+
+    def load(self, width: int) -> None:
+        self.mix["global_load_bytes"] = self.mix.get("global_load_bytes", 0) + width
+        self.phase += width
+
+    def close(self) -> None:
+        """End the phase (at a reduction, and after the last instruction)."""
+        if self.phase > self.mix.get("load_bytes_largest_phase", 0):
+            self.mix["load_bytes_largest_phase"] = self.phase
+        self.phase = 0

@@ -12,6 +12,7 @@ from kt_cli import calibration, plugins
 from kt_cli.evaluate.estimate import Work, bytes_in_flight, estimate_seconds
 from kt_cli.evaluate.evaluator import PRUNE_RATIO
 from kt_cli.types import Resources
+from kt_cli.vendor import LoadPhases
 from tests.helpers import SCALED_ADD, dsl_recipe, kt
 from tests.test_library_mem import compile_for
 
@@ -71,6 +72,47 @@ def test_a_persistent_grid_walking_the_same_tiles_is_estimated_like_one_program_
     unknown = seconds(Work(2 * n**3, 3 * n * n * 2, requested), res, programs=132, mix=mix)
     assert persistent == pytest.approx(per_tile, rel=0.1)
     assert unknown > 1.5 * persistent
+
+
+def test_a_program_has_in_flight_only_the_loads_between_two_reductions_across_its_warps():
+    mix: dict = {}
+    phases = LoadPhases(mix)
+    phases.load(16)
+    phases.barrier()  # a layout change through shared memory: no shuffle before it, the phase goes on
+    phases.load(16)
+    phases.cross_lane()
+    phases.barrier()  # a row's sum across warps: the loads after it wait for it
+    for _ in range(4):
+        phases.load(16)
+    phases.close()
+    assert mix == {"global_load_bytes": 96, "load_bytes_largest_phase": 64}
+    # latency-bound (two programs a unit): the same loads split by a reduction take longer
+    two = resources(per_unit=2)
+    whole = seconds(res=two, mix={"global_load_bytes": 64})
+    split = seconds(res=two, mix={"global_load_bytes": 64, "load_bytes_largest_phase": 16})
+    assert split > 2 * whole
+
+
+def test_stores_are_posted_so_only_the_loads_wait_on_latency():
+    # a latency-bound copy: half its bytes are written; a kernel reading every byte takes longer
+    two = resources(per_unit=2)
+    copy = Work(flops=0.0, unique_bytes=STREAM.unique_bytes, requested_bytes=STREAM.unique_bytes,
+                written_bytes=STREAM.unique_bytes / 2)
+    assert seconds(copy, two) < 0.6 * seconds(STREAM, two)
+    # at DRAM's rate, written bytes cost their share of the bandwidth like any others
+    wide = {"global_load_bytes": 4096}
+    assert seconds(copy, mix=wide) == pytest.approx(seconds(STREAM, mix=wide), rel=0.01)
+
+
+def test_compiled_row_reductions_report_the_loads_of_their_largest_phase():
+    # layer norm over a whole 32768-wide row: the row before its sums, the weights after them
+    shape, row = {"M": 4096, "N": 32768}, {"BLOCK_N": 32768, "num_warps": 16, "num_stages": 1, "ROWS": 1,
+                                           "ROW_STAGES": 1}
+    for target in ("nvidia:sm_90", "amd:gfx942"):
+        out = compile_for("layernorm", target, shape, "bfloat16", row)
+        mix = out["instructions"]
+        assert 0 < mix["load_bytes_largest_phase"] < mix["global_load_bytes"], (target, mix)
+        assert out["work"]["written_bytes"] == 4096 * 32768 * 2  # the output y; mean and rstd are not stored
 
 
 def test_compiled_kernels_report_their_loads_and_mma_kind():

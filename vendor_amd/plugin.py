@@ -8,7 +8,7 @@ import re
 from kt_cli.hookspecs import hookimpl
 from kt_cli.peaks import peaks_for_name, peaks_of
 from kt_cli.types import Device, Resources, TargetSpec
-from kt_cli.vendor import Vendor
+from kt_cli.vendor import LoadPhases, Vendor
 from vendor_nvidia.runtime import TORCH_DEVICE_CONTROL  # ROCm torch serves HIP through torch.cuda
 from vendor_amd import knobs
 from vendor_amd.knobs import LAUNCH_OPTIONS
@@ -79,6 +79,8 @@ GCN_CLASSES = (("v_mfma", "mma"), ("v_smfmac", "mma"), ("buffer_load", "global_l
                ("ds_store", "shared_store"), ("buffer_store", "global_store"), ("global_store", "global_store"),
                ("s_barrier", "barrier"), ("v_exp", "special"), ("v_log", "special"), ("v_rcp", "special"),
                ("v_rsq", "special"), ("v_sqrt", "special"))
+# Cross-lane exchanges a reduction across the lanes of a wave is made of (besides DPP-modified ALU ops)
+_GCN_CROSS_LANE = ("ds_swizzle", "ds_bpermute", "ds_permute", "v_permlane", "v_readlane")
 _GCN_OP = re.compile(r"^\s+([sv]_\w+|buffer_\w+|global_\w+|ds_\w+|flat_\w+)", re.M)
 
 
@@ -88,17 +90,24 @@ _GCN_LOAD_WIDTH = (("dwordx4", 16), ("b128", 16), ("dwordx3", 12), ("b96", 12), 
 
 def gcn_mix(asm: str) -> dict:
     """Instruction classes counted in the AMDGCN assembly Triton produced (static counts), and
-    `global_load_bytes`: the bytes per lane its static global/buffer loads ask for."""
+    `global_load_bytes`: the bytes per lane its static global/buffer loads ask for, and the most of
+    them between two reductions across waves (kt_cli.vendor.LoadPhases: an s_barrier after
+    cross-lane DPP, swizzle or permute instructions)."""
     mix = {"total": 0}
+    phases = LoadPhases(mix)
     for m in _GCN_OP.finditer(asm):
         op = m.group(1)
         mix["total"] += 1
         kind = next((k for prefix, k in GCN_CLASSES if op.startswith(prefix)), None)
         if kind:
             mix[kind] = mix.get(kind, 0) + 1
-        if kind == "global_load":
-            width = next((n for suffix, n in _GCN_LOAD_WIDTH if op.endswith(suffix)), 4)
-            mix["global_load_bytes"] = mix.get("global_load_bytes", 0) + width
+        if op.endswith("_dpp") or op.startswith(_GCN_CROSS_LANE):
+            phases.cross_lane()
+        elif kind == "barrier":
+            phases.barrier()
+        elif kind == "global_load":
+            phases.load(next((n for suffix, n in _GCN_LOAD_WIDTH if op.endswith(suffix)), 4))
+    phases.close()
     return mix if mix["total"] else {}
 
 

@@ -11,7 +11,7 @@ import tempfile
 from kt_cli.hookspecs import hookimpl
 from kt_cli.peaks import peaks_for_name, peaks_of
 from kt_cli.types import Device, Resources, TargetSpec
-from kt_cli.vendor import Vendor
+from kt_cli.vendor import LoadPhases, Vendor
 from vendor_nvidia.runtime import TORCH_DEVICE_CONTROL
 from vendor_nvidia.occupancy import blocks_per_sm
 from vendor_nvidia.peaks import ARCHS, DEVICES, MODEL
@@ -88,8 +88,10 @@ def _cuobjdump(cubin: bytes, flag: str) -> str:
 def sass_mix(cubin: bytes) -> dict:
     """Instruction classes counted in the SASS `cuobjdump -sass` prints (static counts), the MMAs
     issued per warpgroup (`mma_warpgroup`), and `global_load_bytes`: the bytes per thread the static
-    global loads ask for (LDG/LDGSTS width modifiers; 4 bytes without one)."""
+    global loads ask for (LDG/LDGSTS width modifiers; 4 bytes without one), and the most of them
+    between two reductions across warps (kt_cli.vendor.LoadPhases: a BAR after SHFLs)."""
     mix = {"total": 0}
+    phases = LoadPhases(mix)
     for m in _SASS_OP.finditer(_cuobjdump(cubin, "-sass")):
         mix["total"] += 1
         op, modifiers = m.group(1), m.group(2)
@@ -98,9 +100,14 @@ def sass_mix(cubin: bytes) -> dict:
             mix[kind] = mix.get(kind, 0) + 1
         if op in WARPGROUP_MMA:
             mix["mma_warpgroup"] = mix.get("mma_warpgroup", 0) + 1
-        if op in GLOBAL_LOADS:
+        if op == "SHFL":
+            phases.cross_lane()
+        elif op == "BAR":
+            phases.barrier()
+        elif op in GLOBAL_LOADS:
             width = _LOAD_WIDTH.search(modifiers)
-            mix["global_load_bytes"] = mix.get("global_load_bytes", 0) + (_WIDTH_BYTES[width.group(1)] if width else 4)
+            phases.load(_WIDTH_BYTES[width.group(1)] if width else 4)
+    phases.close()
     return mix if mix["total"] else {}
 
 

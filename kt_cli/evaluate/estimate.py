@@ -41,19 +41,23 @@ OVERLAP = 8.0
 
 @dataclass(frozen=True)
 class Work:
-    """What one call must do: FLOPs, the problem's unique bytes, the bytes the programs request, and the
-    independent pieces of work (output tiles) the programs share out (0: one per program)."""
+    """What one call must do: FLOPs, the problem's unique bytes, the bytes the programs request, the
+    independent pieces of work (output tiles) the programs share out (0: one per program), and how many
+    of the unique bytes are outputs written (0: not known; every byte is then charged as a load)."""
 
     flops: float
     unique_bytes: float
     requested_bytes: float
     items: float = 0.0
+    written_bytes: float = 0.0
 
 
 def bytes_in_flight(resources, mix: dict) -> float:
-    """Bytes one program has requested and not yet received, at most (see the module docstring)."""
+    """Bytes one program has requested and not yet received, at most (see the module docstring): the
+    most its loads ask for between two reductions across its warps (where its warps wait on each
+    other, as a row's sum does: loads after it are not issued before it), else all its static loads."""
     threads = max(1, resources.threads)
-    loads = mix.get("global_load_bytes", 0) * threads
+    loads = (mix.get("load_bytes_largest_phase") or mix.get("global_load_bytes", 0)) * threads
     if mix.get("async_copy") or mix.get("tma"):
         loads = max(loads, resources.shared_bytes)
     return float(loads or 16 * threads)  # no mix read: one 16-byte load a thread
@@ -78,6 +82,20 @@ def mma_fraction(mix: dict, properties: dict) -> float | None:
     return None
 
 
+def dram_traffic(work: Work, resources, properties: dict, programs: int, active: int, resident: int) -> float:
+    """The bytes a call moves to and from DRAM: the unique bytes, spills (stored and loaded again), and
+    the bytes read again (a second pass over a row, a tile re-read) that miss L2. Re-reads hit L2 while
+    what the resident programs hold fits in it; past that, the share that does not fit comes from DRAM
+    again. A program holds one piece of work at a time: a persistent kernel's programs walk through
+    many tiles."""
+    spill = 2.0 * resources.spill_bytes * max(1, resources.threads) * programs
+    reread = max(0.0, work.requested_bytes - work.unique_bytes)
+    working_set = active * resident * work.unique_bytes / max(programs, work.items)
+    l2_capacity = properties.get("l2_bytes") or 0
+    miss = max(0.0, 1.0 - l2_capacity / working_set) if working_set else 0.0
+    return work.unique_bytes + spill + miss * reread
+
+
 def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, resources, programs: int,
                      launches: int = 1, mix: dict | None = None) -> dict:
     """Estimated time of one call and the terms behind it (seconds, and what bounds it)."""
@@ -99,8 +117,11 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
 
     dram_bw = peaks.get("dram_bytes_per_s", 1e12) * _prop(properties, "dram_attainable")
     l2_bw = properties.get("l2_bytes_per_s") or dram_bw * _prop(properties, "l2_bytes_per_s_per_dram")
-    dram_rate = min(dram_bw / active, in_flight / (_prop(properties, "dram_latency_s") + own))
-    l2_rate = min(l2_bw / active, in_flight / (_prop(properties, "l2_latency_s") + own))
+    # Loads wait for their data: they move at most the bytes in flight per latency (Little's law).
+    # Stores are posted (nothing waits on them): the outputs written take only their share of the bandwidth.
+    dram_rate = in_flight / (_prop(properties, "dram_latency_s") + own)
+    l2_rate = in_flight / (_prop(properties, "l2_latency_s") + own)
+    written = min(work.written_bytes, work.unique_bytes)
 
     fraction = mma_fraction(mix, properties)
     if fraction is None:  # no tensor instructions: the vector units' rate
@@ -110,16 +131,10 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     feed = min(1.0, resident * warps / schedulers)  # a scheduler without a warp leaves its MMA unit idle
     math_rate = peak * _prop(properties, "math_attainable") / units * feed
 
-    spill = 2.0 * resources.spill_bytes * max(1, resources.threads) * programs
-    # Bytes read again (a second pass over a row, a tile re-read) hit L2 while what the resident
-    # programs hold fits in it; past that, the share that does not fit comes from DRAM again. A program
-    # holds one piece of work at a time: a persistent kernel's programs walk through many tiles.
-    reread = max(0.0, work.requested_bytes - work.unique_bytes)
-    working_set = active * resident * work.unique_bytes / max(programs, work.items)
-    l2_bytes = properties.get("l2_bytes") or 0
-    miss = max(0.0, 1.0 - l2_bytes / working_set) if working_set else 0.0
-    dram_s = per_unit * (work.unique_bytes + spill + miss * reread) / programs / dram_rate
-    l2_s = per_unit * max(work.requested_bytes, work.unique_bytes) / programs / l2_rate
+    dram_bytes = dram_traffic(work, resources, properties, programs, active, resident)
+    requested = max(work.requested_bytes, work.unique_bytes)
+    dram_s = per_unit * max((dram_bytes - written) / dram_rate, dram_bytes / (dram_bw / active)) / programs
+    l2_s = per_unit * max((requested - written) / l2_rate, requested / (l2_bw / active)) / programs
     math_s = per_unit * work.flops / programs / math_rate
     terms = {"dram_s": dram_s, "l2_s": l2_s, "math_s": math_s, "issue_s": issue_s}
     bound = max(terms, key=terms.get)

@@ -227,7 +227,8 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = ()) -> d
     work = costmodel.Work(kernel.count("flops", candidate.shape, candidate.dtype),
                           kernel.count("bytes_moved", candidate.shape, candidate.dtype),
                           kernel.traffic(candidate.shape, candidate.dtype, candidate.params),
-                          kernel.work_items(candidate.shape, candidate.dtype, candidate.params))
+                          kernel.work_items(candidate.shape, candidate.dtype, candidate.params),
+                          output_bytes(kernel, candidate.shape, candidate.dtype))
     result["work"] = asdict(work)
     result["estimate"] = costmodel.estimate_seconds(work, candidate.dtype, target.peaks, target.properties,
                                                     worst, main.programs, len(launches), instructions)
