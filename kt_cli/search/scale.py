@@ -73,6 +73,9 @@ def whoami(plan) -> dict:
 def _child(conn, env: dict, run, job: dict, parent_pid: int) -> None:
     os.environ.update(env)  # before anything imports a GPU runtime
     end_with_parent(parent_pid)  # a killed `kt tune --workers` leaves no worker driving its studies
+    from kt_cli.evaluate.pool import start_fork_server_in_background
+
+    start_fork_server_in_background()  # this process's own, booting while it detects its device
     try:
         *_, tally = run(**job)
         conn.send(("ok", tally))
