@@ -223,8 +223,10 @@ class Evaluator:
         recorded."""
         deadline = self.compile_deadline.seconds()
         try:
+            written = self.counts.get(shape_key(candidate.shape), (None, None, None))[2]
             compiled = self.compile_pool.call("compile", {"source": self.source, "candidate": candidate,
-                                                          "target": spec, "verify_shapes": verify_shapes},
+                                                          "target": spec, "verify_shapes": verify_shapes,
+                                                          "written_bytes": written},
                                               deadline, restart_on=RESTART_ON,
                                               busy=lambda seconds: clock.add("compile", seconds))
         except WorkerFailure as exc:

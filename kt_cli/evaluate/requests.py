@@ -181,11 +181,22 @@ def output_bytes(kernel, shape: dict, dtype: str) -> float:
     return float(sum(inputs[n].numel() * inputs[n].element_size() for n in kernel.outputs(inputs)))
 
 
-def compile_candidate(source, candidate, target, verify_shapes: tuple = ()) -> dict:
+def _written_bytes(kernel, shape: dict, dtype: str) -> float:
+    """The outputs' bytes, or 0 (not known) for a module whose outputs only running its reference
+    configuration tells (this process has not run it)."""
+    try:
+        return output_bytes(kernel, shape, dtype)
+    except KernelModuleError:
+        return 0.0
+
+
+def compile_candidate(source, candidate, target, verify_shapes: tuple = (), written_bytes: float | None = None) -> dict:
     """Cross-compile every launch of the candidate for `target`, read its resources and, in static
     mode, estimate its time; then the launches at `verify_shapes` (measured mode: the shapes the
     device verifies on besides the problem), so that the device's JIT finds every binary in Triton's
-    cache instead of compiling one on the device's critical path. Raises WorkerFailure(invalid/compile_error)."""
+    cache instead of compiling one on the device's critical path. `written_bytes`: the problem's
+    output bytes, as inspect_module found them (None: found here where they can be).
+    Raises WorkerFailure(invalid/compile_error)."""
     from kt_cli import plugins
     from kt_cli.evaluate import estimate as costmodel
 
@@ -228,7 +239,8 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = ()) -> d
                           kernel.count("bytes_moved", candidate.shape, candidate.dtype),
                           kernel.traffic(candidate.shape, candidate.dtype, candidate.params),
                           kernel.work_items(candidate.shape, candidate.dtype, candidate.params),
-                          output_bytes(kernel, candidate.shape, candidate.dtype))
+                          _written_bytes(kernel, candidate.shape, candidate.dtype) if written_bytes is None
+                          else written_bytes)
     result["work"] = asdict(work)
     result["estimate"] = costmodel.estimate_seconds(work, candidate.dtype, target.peaks, target.properties,
                                                     worst, main.programs, len(launches), instructions)
