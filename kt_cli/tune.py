@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 
 from kt_cli import plugins
@@ -43,11 +44,17 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
                  for plan in plans for shape in recipe.problem.shapes]
         make_storage_dir(storage_url)
         poll = progress and scale.storage_progress(storage_url, names, recipe.search.trials, progress)
+        # the first worker pairs the winners on its own device workers, once every study is done
+        finish = functools.partial(collect_and_pair, recipe=recipe, source=source)
         tally = scale.run_workers(workers, run_studies, dict(recipe=recipe, requested_targets=requested_targets,
-                                                storage_url=storage_url, shared=True, source=source), poll)
+                                                storage_url=storage_url, shared=True, source=source), poll,
+                                  first_only={"finish": finish})
         studies = [(plan, shape, scale.load_study(name, storage_url)) for plan, shape, name in names]
         results = artifact.collect(studies, recipe.search.shortlist)
-        pair_with_reference(results, source, recipe)
+        if tally.results is not None and [len(r["trials"]) for r in tally.results] == [len(r["trials"]) for r in results]:
+            results = tally.results
+        else:  # the first worker did not finish, or finished before the others: pair on fresh device workers
+            pair_with_reference(results, source, recipe)
     else:
         source, plans, studies, tally, results = _tune_here(recipe, requested_targets, storage_url, shared,
                                                             progress, source)
@@ -78,15 +85,18 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
 def _tune_here(recipe: Recipe, requested_targets, storage_url: str, shared: bool, progress, source):
     """The studies in this process; the winners paired with their reference by the tuning's own device
     workers while they are up. Returns (source, plans, studies, tally, results)."""
-    finished: dict = {}
-
-    def finish(studies, evaluator) -> None:
-        finished["results"] = artifact.collect(studies, recipe.search.shortlist)
-        pair_with_reference(finished["results"], source, recipe, evaluator)
-
+    finish = functools.partial(collect_and_pair, recipe=recipe, source=source)
     source, plans, studies, tally = run_studies(recipe, requested_targets, storage_url, shared, progress,
                                                 source=source, finish=finish)
-    return source, plans, studies, tally, finished["results"]
+    return source, plans, studies, tally, tally.results
+
+
+def collect_and_pair(studies, evaluator, recipe: Recipe, source) -> list[dict]:
+    """The studies' results (kt_cli.artifact.collect), their measured winners paired with their
+    reference (on `evaluator`'s device workers; None: fresh ones)."""
+    results = artifact.collect(studies, recipe.search.shortlist)
+    pair_with_reference(results, source, recipe, evaluator)
+    return results
 
 
 def destinations(recipe: Recipe, out_dir: Path | None, storage: str | None) -> tuple[Path, str]:

@@ -83,18 +83,20 @@ def _child(conn, env: dict, run, job: dict, parent_pid: int) -> None:
         conn.send(("error", exc))
 
 
-def run_workers(count: int, run, job: dict, progress=None):
+def run_workers(count: int, run, job: dict, progress=None, first_only: dict | None = None):
     """Run `run(**job)` (kt_cli.search.studies.run_studies; a module-level function, so it pickles by
-    name) in `count` processes and wait for them. Returns their tallies summed;
-    raises the first worker's error when none finished."""
+    name) in `count` processes and wait for them; the first gets `first_only`'s arguments too (what one
+    process does once the studies are done). Returns their tallies summed; raises the first worker's
+    error when none finished."""
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")
     workers = []
-    for env in worker_envs(count):
+    for i, env in enumerate(worker_envs(count)):
         parent_end, child_end = ctx.Pipe(duplex=False)
+        mine = {**job, **(first_only or {})} if i == 0 else job
         # not a daemon: it starts workers of its own
-        proc = ctx.Process(target=_child, args=(child_end, env, run, job, os.getpid()))
+        proc = ctx.Process(target=_child, args=(child_end, env, run, mine, os.getpid()))
         proc.start()
         child_end.close()
         workers.append((proc, parent_end))

@@ -105,7 +105,8 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
                 progress=None, source=None, finish=None):
     """Drive every study of the recipe to its budget. Returns (source, plans, [(plan, shape, study)], tally).
     `finish(studies, evaluator)`, if given, runs after the studies while the evaluator's workers are
-    still up (the winners' pairing with their reference reuses the device's)."""
+    still up (the winners' pairing with their reference reuses the device's); what it returns is kept
+    as `tally.results`."""
     plans = plan_targets(recipe, requested_targets)
     source = source or kernel_source(recipe, plans, Path(recipe.output_dir))
     evaluator = Evaluator(source, recipe, list(recipe.problem.verify_shapes), recipe.search.timeout)
@@ -133,7 +134,7 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         studies = [(problem.target, problem.shape, study) for problem, study in zip(problems, done)]
         tally.found_complete = all(run.found_complete for run in runs)
         if finish is not None:
-            finish(studies, evaluator)
+            tally.results = finish(studies, evaluator)
     finally:
         tally.wall_seconds = time.perf_counter() - started
         tally.device_busy_seconds = evaluator.device_busy_seconds

@@ -54,6 +54,7 @@ class Tally:
     wall_seconds: float = 0.0
     device_busy_seconds: float = 0.0  # time the device worker spent verifying and timing
     started: float | None = None  # when the first study opened (perf_counter), for the ETA
+    results: list | None = None  # the studies' results with the winners paired, by the process that paired them
 
     def expect(self, key: tuple, budget: int, mode: str, earlier: list[TrialResult] = ()) -> StudyProgress:
         """A study this run drives, holding `earlier` results from runs before this one."""
@@ -135,3 +136,4 @@ class Tally:
         self.last_failure = other.last_failure or self.last_failure
         self.wall_seconds = max(self.wall_seconds, other.wall_seconds)
         self.device_busy_seconds += other.device_busy_seconds
+        self.results = self.results if self.results is not None else other.results
