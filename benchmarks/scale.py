@@ -7,7 +7,8 @@ Each run tunes a fresh study (its own SQLite file in a temporary directory) and 
 the study itself: evaluated trials divided by the time from the first trial's start to the last one's
 end over all the recipe's studies (they run side by side), so the workers' start-up (importing torch
 and triton) is not counted; the wall time with start-up is printed beside it. Each run compiles into
-a Triton cache of its own, so a later run does not find an earlier one's binaries. The goal: 2 workers on 2 GPUs reach at least 1.8x the trials per minute of one.
+a Triton cache of its own, so a later run does not find an earlier one's binaries. The goal: 2 workers
+on 2 GPUs reach at least 1.8x the trials per minute of one.
 With --json FILE, each run's row is appended to FILE as it finishes.
 """
 
@@ -49,7 +50,9 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None) -> dic
         for summary in optuna.get_all_study_summaries(store, include_best_trial=False):
             if not summary.study_name.startswith("kt-artifact|"):
                 ran += evaluated(optuna.load_study(study_name=summary.study_name, storage=store))
-        busy = (max(t.datetime_complete for t in ran) - min(t.datetime_start for t in ran)).total_seconds() if ran else 0
+        busy = 0.0
+        if ran:
+            busy = (max(t.datetime_complete for t in ran) - min(t.datetime_start for t in ran)).total_seconds()
         trials_done = len(ran)
         return {"workers": workers, "trials": trials_done, "wall_s": wall,
                 "per_min": 60.0 * trials_done / busy if busy else float("nan")}

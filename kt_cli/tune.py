@@ -51,8 +51,9 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
                                   first_only={"finish": finish})
         studies = [(plan, shape, scale.load_study(name, storage_url)) for plan, shape, name in names]
         results = artifact.collect(studies, recipe.search.shortlist)
-        if tally.results is not None and [len(r["trials"]) for r in tally.results] == [len(r["trials"]) for r in results]:
-            results = tally.results
+        paired = tally.results
+        if paired is not None and [len(r["trials"]) for r in paired] == [len(r["trials"]) for r in results]:
+            results = paired
         else:  # the first worker did not finish, or finished before the others: pair on fresh device workers
             pair_with_reference(results, source, recipe)
     else:

@@ -32,23 +32,25 @@ def test_a_kernel_taking_its_own_num_stages_tunes_with_every_candidate_ok(write,
     assert len(trials) == 2 and {t["failure_kind"] for t in trials} == {"ok"}, trials
 
 
-def test_a_bf16_kernel_with_a_float_scalar_verifies_under_the_interpreter(write, tmp_path):
-    recipe = dsl_recipe(write, (DATA / "scaled_gate.py").read_text(), shapes="[{N = 4096}]",
-                        space="BLOCK = [256, 1024]\nnum_warps = [4]", trials=2)
+def _tune_in_bf16(write, tmp_path, kernel_file: str, shapes: str, space: str, trials: int) -> list[dict]:
+    """The trials of a static bf16 tune of tests/data/`kernel_file` (verified under the interpreter)."""
+    recipe = dsl_recipe(write, (DATA / kernel_file).read_text(), shapes=shapes, space=space, trials=trials)
     recipe.write_text(recipe.read_text().replace('dtype = "float32"', 'dtype = "bfloat16"'))
     result = kt("tune", recipe, "--out", tmp_path / "art")
     assert result.exit_code == 0, result.stderr
-    trials = _trials(tmp_path / "art")
+    return _trials(tmp_path / "art")
+
+
+def test_a_bf16_kernel_with_a_float_scalar_verifies_under_the_interpreter(write, tmp_path):
+    trials = _tune_in_bf16(write, tmp_path, "scaled_gate.py", "[{N = 4096}]",
+                           "BLOCK = [256, 1024]\nnum_warps = [4]", 2)
     assert [t["failure_kind"] for t in trials] == ["ok", "ok"], trials
 
 
 def test_a_bf16_kernel_that_sums_and_scans_in_bf16_verifies_under_the_interpreter(write, tmp_path):
-    recipe = dsl_recipe(write, (DATA / "bf16_row_counts.py").read_text(), shapes="[{M = 8, N = 200}]",
-                        space="BLOCK = [256]\nnum_warps = [4]", trials=1)
-    recipe.write_text(recipe.read_text().replace('dtype = "float32"', 'dtype = "bfloat16"'))
-    result = kt("tune", recipe, "--out", tmp_path / "art")
-    assert result.exit_code == 0, result.stderr
-    assert [(t["failure_kind"], t["message"]) for t in _trials(tmp_path / "art")] == [("ok", "")]
+    trials = _tune_in_bf16(write, tmp_path, "bf16_row_counts.py", "[{M = 8, N = 200}]",
+                           "BLOCK = [256]\nnum_warps = [4]", 1)
+    assert [(t["failure_kind"], t["message"]) for t in trials] == [("ok", "")]
 
 
 PROBE = """

@@ -190,7 +190,8 @@ def _written_bytes(kernel, shape: dict, dtype: str) -> float:
         return 0.0
 
 
-def compile_candidate(source, candidate, target, verify_shapes: tuple = (), written_bytes: float | None = None) -> dict:
+def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
+                      written_bytes: float | None = None) -> dict:
     """Cross-compile every launch of the candidate for `target`, read its resources and, in static
     mode, estimate its time; then the launches at `verify_shapes` (measured mode: the shapes the
     device verifies on besides the problem), so that the device's JIT finds every binary in Triton's
