@@ -40,22 +40,8 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     check_recipe_space(recipe, plans)  # before any worker starts or any file is written
     source = kernel_source(recipe, plans, out_dir)  # built once: workers share it (an llm loop runs once)
     if workers > 1:
-        names = [(plan, shape, study_name(recipe, plan, shape, source.sha256()))
-                 for plan in plans for shape in recipe.problem.shapes]
-        make_storage_dir(storage_url)
-        poll = progress and scale.storage_progress(storage_url, names, recipe.search.trials, progress)
-        # the first worker pairs the winners on its own device workers, once every study is done
-        finish = functools.partial(collect_and_pair, recipe=recipe, source=source)
-        tally = scale.run_workers(workers, run_studies, dict(recipe=recipe, requested_targets=requested_targets,
-                                                storage_url=storage_url, shared=True, source=source), poll,
-                                  first_only={"finish": finish})
-        studies = [(plan, shape, scale.load_study(name, storage_url)) for plan, shape, name in names]
-        results = artifact.collect(studies, recipe.search.shortlist)
-        paired = tally.results
-        if paired is not None and [len(r["trials"]) for r in paired] == [len(r["trials"]) for r in results]:
-            results = paired
-        else:  # the first worker did not finish, or finished before the others: pair on fresh device workers
-            pair_with_reference(results, source, recipe)
+        studies, tally, results = _tune_in_workers(workers, recipe, requested_targets, plans, storage_url,
+                                                   progress, source)
     else:
         source, plans, studies, tally, results = _tune_here(recipe, requested_targets, storage_url, shared,
                                                             progress, source)
@@ -81,6 +67,27 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     if missing:
         raise JobFailed(f"wrote {path}, but no candidate passed verification for: {'; '.join(missing)}")
     return path, results, tally
+
+
+def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: list, storage_url: str, progress,
+                     source):
+    """The studies in `workers` processes (kt_cli.search.scale); the first pairs the winners with their
+    reference on its own device workers once every study is done. Returns (studies, tally, results)."""
+    names = [(plan, shape, study_name(recipe, plan, shape, source.sha256()))
+             for plan in plans for shape in recipe.problem.shapes]
+    make_storage_dir(storage_url)
+    poll = progress and scale.storage_progress(storage_url, names, recipe.search.trials, progress)
+    finish = functools.partial(collect_and_pair, recipe=recipe, source=source)
+    tally = scale.run_workers(workers, run_studies, dict(recipe=recipe, requested_targets=requested_targets,
+                                                         storage_url=storage_url, shared=True, source=source),
+                              poll, first_only={"finish": finish})
+    studies = [(plan, shape, scale.load_study(name, storage_url)) for plan, shape, name in names]
+    results = artifact.collect(studies, recipe.search.shortlist)
+    paired = tally.results
+    if paired is not None and [len(r["trials"]) for r in paired] == [len(r["trials"]) for r in results]:
+        return studies, tally, paired
+    pair_with_reference(results, source, recipe)  # the first worker ended early: on fresh device workers
+    return studies, tally, results
 
 
 def _tune_here(recipe: Recipe, requested_targets, storage_url: str, shared: bool, progress, source):
