@@ -176,7 +176,6 @@ class Vendor:
         return None
 
 
-
 class LoadPhases:
     """Counts a kernel's static global loads into an instruction mix, in program order: all of them
     into `global_load_bytes`, and into `load_bytes_largest_phase` the most bytes loaded between two
