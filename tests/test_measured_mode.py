@@ -110,6 +110,8 @@ def test_workers_share_the_study_across_two_fake_devices(write, tmp_path):
     trials = [t for t in _trials(out) if t["failure_kind"] != "invalid"]
     assert len(trials) == 4 and len({json.dumps(t["params"], sort_keys=True) for t in trials}) == 4
     assert {t["worker"]["device"] for t in trials} == {"Fake CPU device #0", "Fake CPU device #1"}
+    # the winner was paired with its reference (by the first worker, on its device): what kt check compares
+    assert all(r["stats"].get("check_speedup") for r in _manifest(out)["results"])
 
 
 def test_a_candidate_that_cannot_win_is_raced_out_and_the_best_is_timed_fully(fake_device, write, tmp_path,
