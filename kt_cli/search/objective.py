@@ -65,6 +65,11 @@ class Objective:
         params = {p.name: p.suggest(trial) for p in space.params}
         broken = space.violated(self.problem.env(params))
         if broken is not None:
+            # Trials running beside this one may already hold every unit left (start-up points queued
+            # before it): its point is then moot, not a refusal worth recording.
+            ledger = Ledger.read(self.study, trial.number)
+            if ledger.spent + len(ledger.taken) + len(ledger.queued) >= self.budget.limit:
+                self._skip(trial, "the rest of the budget is taken by other trials")
             self._record(trial, self.problem.invalid_result(params, f"breaks constraint {broken.text!r}"))
             raise optuna.TrialPruned()
         ledger = self._my_turn(trial)
