@@ -53,7 +53,12 @@ def estimate(record: dict) -> dict:
     vendor = plugins.vendor(target.vendor)
     peaks = vendor.device_peaks(Device(target.vendor, 0, record["device"], record["target"], {}))
     f = record["features"]
-    work = Work(**{"items": work_items(record), "written_bytes": written_bytes(record), **f["work"]})
+    work = dict(f["work"])  # points stored before kt recorded items and written bytes: from the module
+    if "items" not in work:
+        work["items"] = work_items(record)
+    if "written_bytes" not in work:
+        work["written_bytes"] = written_bytes(record)
+    work = Work(**work)
     return estimate_seconds(work, record["dtype"], peaks, target.properties, Resources(**f["resources"]),
                             f["programs"], f["launches"], f["instructions"])
 

@@ -105,6 +105,11 @@ class Budget:
         units = ledger.spent + len(ledger.taken) + (ledger.retries if queued_retries else 0)
         return units >= self.limit or self._exhausted(ledger, 1)
 
+    def spoken_for(self, ledger: Ledger) -> bool:
+        """Every unit left is held by a running trial or by a point queued to run (start-up points,
+        seeds, retries): a point sampled now would not be evaluated, whatever it is."""
+        return ledger.spent + len(ledger.taken) + len(ledger.queued) >= self.limit
+
     def _exhausted(self, ledger: Ledger, extra: int = 0) -> bool:
         return (self.valid_points is not None
                 and len(ledger.evaluated) + len(ledger.taken) + extra > self.valid_points)

@@ -67,8 +67,7 @@ class Objective:
         if broken is not None:
             # Trials running beside this one may already hold every unit left (start-up points queued
             # before it): its point is then moot, not a refusal worth recording.
-            ledger = Ledger.read(self.study, trial.number)
-            if ledger.spent + len(ledger.taken) + len(ledger.queued) >= self.budget.limit:
+            if self.budget.spoken_for(Ledger.read(self.study, trial.number)):
                 self._skip(trial, "the rest of the budget is taken by other trials")
             self._record(trial, self.problem.invalid_result(params, f"breaks constraint {broken.text!r}"))
             raise optuna.TrialPruned()
