@@ -40,7 +40,7 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None) -> dic
             cmd += ["--target", target]
         paths = [str(ROOT), str(ROOT / "plugins")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "TRITON_CACHE_DIR": f"{tmp}/triton-cache"}
-        started = time.perf_counter()
+        started, started_at = time.perf_counter(), time.time()
         done = subprocess.run(cmd, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - started
         if done.returncode != 0:
@@ -49,13 +49,29 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None) -> dic
         ran = []  # the studies run side by side: the rate is over the span of all their trials
         for summary in optuna.get_all_study_summaries(store, include_best_trial=False):
             if not summary.study_name.startswith("kt-artifact|"):
-                ran += evaluated(optuna.load_study(study_name=summary.study_name, storage=store))
+                for t in evaluated(optuna.load_study(study_name=summary.study_name, storage=store)):
+                    t.user_attrs["study"] = summary.study_name
+                    ran.append(t)
         busy = 0.0
         if ran:
             busy = (max(t.datetime_complete for t in ran) - min(t.datetime_start for t in ran)).total_seconds()
         trials_done = len(ran)
         return {"workers": workers, "trials": trials_done, "wall_s": wall,
-                "per_min": 60.0 * trials_done / busy if busy else float("nan")}
+                "per_min": 60.0 * trials_done / busy if busy else float("nan"),
+                "timeline": timeline(ran, started_at), "summary": done.stdout.strip().splitlines()[-3:]}
+
+
+def timeline(trials: list, started_at: float) -> list:
+    """Each evaluated trial's process, start and end (seconds since the command started) and phases:
+    where the time of a run goes, worker by worker."""
+    rows = []
+    for t in trials:
+        result = json.loads(t.user_attrs.get("result", "{}"))
+        rows.append({"study": t.user_attrs["study"], "number": t.number,
+                     "pid": t.user_attrs.get("pid"), "start": t.datetime_start.timestamp() - started_at,
+                     "end": t.datetime_complete.timestamp() - started_at,
+                     "kind": result.get("failure_kind"), "phases": result.get("phase_seconds", {})})
+    return sorted(rows, key=lambda r: r["start"])
 
 
 def main() -> None:
@@ -78,7 +94,7 @@ def main() -> None:
     rows = []
     for n in counts:
         rows.append(run_once(args.recipe, n, args.trials, args.target))
-        print(f"--workers {n}: {rows[-1]}", flush=True)
+        print(f"--workers {n}: { {k: v for k, v in rows[-1].items() if k != 'timeline'} }", flush=True)
         if args.json:
             with args.json.open("a") as out:
                 out.write(json.dumps({**rows[-1], "recipe": args.recipe.name, "trials_per_study": args.trials,
