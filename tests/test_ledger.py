@@ -89,3 +89,29 @@ def test_an_enqueued_point_ending_with_one_grid_point_left_does_not_stop_the_stu
     study.optimize(objective, n_trials=3)  # the grid's last point, then the study stops by itself
     assert sorted(t.params["BLOCK"] for t in study.trials) == sorted([512, 1024, 1536 - left])
     assert all(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
+
+
+def test_a_retry_of_a_sampled_point_keeps_its_unit_while_it_runs_unclaimed():
+    # Optuna's retry callback gives a retry its dead trial's params and no fixed params (unless the dead
+    # trial was itself enqueued). Seen in CI on PostgreSQL: such a retry, popped and still deciding,
+    # held no unit, a trial beside it took the last one, and the retry was then skipped, so a point
+    # the sampler had chosen, lost with a killed worker, was never evaluated.
+    from kt_cli.search.recovery import _queue_retry
+
+    study = optuna.create_study()
+    done = study.ask()
+    done.suggest_categorical("BLOCK_N", [256, 512, 1024])
+    done.set_user_attr("result", json.dumps({"failure_kind": "ok"}))
+    study.tell(done, 1.0)
+    dead = study.ask()
+    point = {"BLOCK_N": dead.suggest_categorical("BLOCK_N", [256, 512, 1024])}
+    dead.set_user_attr(CLAIM, dead.number)
+    study._storage.set_trial_state_values(dead._trial_id, optuna.trial.TrialState.FAIL)
+    _queue_retry(study, study.get_trials(deepcopy=False)[dead.number])
+    retry = study.ask()  # pops the retry: running, deciding, not claimed yet
+    beside = study.ask()  # a trial sampled beside it
+    budget = Budget(trials=2, valid_points=None)
+    seen = Ledger.read(study, beside.number)
+    assert _key(point) in seen.queued and seen.retries == 1
+    assert budget.taken(seen, queued_retries=True)  # the last unit is the retry's: `beside` must not claim it
+    assert not budget.taken(Ledger.read(study, retry.number), queued_retries=True)

@@ -58,13 +58,17 @@ class Ledger:
             if t.number == me:
                 continue
             # An enqueued trial's point lives in its fixed params: its params stay empty until it runs.
+            # A retry (Optuna's retry callback) carries its dead trial's params from the start, and
+            # fixed params only where the dead trial was itself enqueued.
             fixed = t.system_attrs.get("fixed_params")
+            if fixed is None and "failed_trial" in t.system_attrs:
+                fixed = t.params
             if t.state == state.RUNNING:
                 if claimed(t):
                     taken[point_key(t.params)] = t
                 elif not {"result", "duplicate_of", SKIPPED} & set(t.user_attrs):
                     undecided.append(t.number)
-                    if fixed is not None:  # keeps its point until it claims it (a retry must not lose it)
+                    if fixed is not None:  # keeps its point and unit until it claims (a retry must not lose them)
                         queued[point_key(fixed)] = t
             elif t.state == state.WAITING:
                 queued[point_key(fixed if fixed is not None else t.params)] = t
