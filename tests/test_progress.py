@@ -122,3 +122,5 @@ def test_a_measured_run_reports_candidates_timed_fully_and_the_time_phase(fake_d
                                                     "relay", "judging")]
         assert all(s >= 0 for s in verify_steps + time_steps) and phases["time.sampling"] > 0
         assert sum(verify_steps) <= phases["verify"] * 1.01 + 1e-3 and sum(time_steps) <= phases["time"] * 1.01 + 1e-3
+        # and the search's own share: asking the sampler, waiting for its turn to take a unit of budget
+        assert 0 <= phases["search.ask"] < 60 and 0 <= phases["search.turn"] < 60

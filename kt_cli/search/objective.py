@@ -19,6 +19,7 @@ from kt_cli.search.storage import HOST
 
 MAX_DUPLICATES_IN_A_ROW = 20
 POLL_S = 0.5
+TURN_POLL_FIRST_S = 0.01
 LARGE_SPACE = ENUMERATION_LIMIT  # spaces larger than this are never enumerated
 
 
@@ -59,6 +60,9 @@ class Objective:
     def _evaluate_trial(self, trial):
         import optuna
 
+        # the search's own share of the trial's wall: asking (the sampler's relative draw included) and
+        # waiting for its turn to decide; beside the evaluator's phases in the trial's record
+        asked = max(0.0, time.time() - trial.datetime_start.timestamp())
         trial.set_user_attr("host", self.worker.get("host", HOST))
         trial.set_user_attr("pid", os.getpid())
         space = self.problem.space
@@ -71,7 +75,9 @@ class Objective:
                 self._skip(trial, "the rest of the budget is taken by other trials")
             self._record(trial, self.problem.invalid_result(params, f"breaks constraint {broken.text!r}"))
             raise optuna.TrialPruned()
+        waiting = time.perf_counter()
         ledger = self._my_turn(trial)
+        search = {"search.ask": asked, "search.turn": time.perf_counter() - waiting}
         previous = ledger.evaluated.get(point_key(params))
         if previous is not None:
             return self._answer_duplicate(trial, previous, ledger)
@@ -83,7 +89,8 @@ class Objective:
         trial.set_user_attr(CLAIM, trial.number)
         self.duplicates = 0
         try:
-            result = dataclasses.replace(self.problem.evaluate(params), worker=self.worker)
+            result = self.problem.evaluate(params)
+            result = dataclasses.replace(result, worker=self.worker, phase_seconds={**result.phase_seconds, **search})
         except BaseException as exc:
             trial.set_user_attr(ABORTED, repr(exc))
             raise
@@ -94,11 +101,17 @@ class Objective:
 
     def _my_turn(self, trial) -> Ledger:
         """Trials decide one at a time, lowest number first, so two processes never both take the last
-        unit of budget or the same point."""
+        unit of budget or the same point. A trial ahead usually decides within milliseconds: the
+        ledger is read again after 10 ms, then ever less often up to every POLL_S; dead owners are
+        looked for every POLL_S."""
         ledger = Ledger.read(self.study, trial.number)
+        pause, looked = TURN_POLL_FIRST_S, time.monotonic()
         while any(n < trial.number for n in ledger.undecided):
-            fail_dead_trials(self.study, self.storage)
-            time.sleep(POLL_S)
+            if time.monotonic() - looked >= POLL_S:
+                fail_dead_trials(self.study, self.storage)
+                looked = time.monotonic()
+            time.sleep(pause)
+            pause = min(POLL_S, pause * 2)
             ledger = Ledger.read(self.study, trial.number)
         return ledger
 
