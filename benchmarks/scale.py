@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -41,7 +42,7 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None) -> dic
         paths = [str(ROOT), str(ROOT / "plugins")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "TRITON_CACHE_DIR": f"{tmp}/triton-cache"}
         started, started_at = time.perf_counter(), time.time()
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        done, printed = _run_timed(cmd, env)
         wall = time.perf_counter() - started
         if done.returncode != 0:
             raise SystemExit(f"kt tune --workers {workers} failed ({done.returncode}):\n{done.stderr[-3000:]}")
@@ -58,7 +59,24 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None) -> dic
         trials_done = len(ran)
         return {"workers": workers, "trials": trials_done, "wall_s": wall,
                 "per_min": 60.0 * trials_done / busy if busy else float("nan"),
-                "timeline": timeline(ran, started_at), "summary": done.stdout.strip().splitlines()[-3:]}
+                "timeline": timeline(ran, started_at), "summary": done.stdout.strip().splitlines()[-3:],
+                "results_printed_s": printed - started_at}
+
+
+def _run_timed(cmd: list, env: dict):
+    """Run `cmd`; returns (the completed process, when its first line of results reached stdout): the
+    time from there to its exit is its shutdown."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err = []
+    reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)
+    reader.start()
+    lines, first = [], None
+    for line in proc.stdout:
+        first = first or time.time()
+        lines.append(line)
+    proc.wait()
+    reader.join()
+    return subprocess.CompletedProcess(cmd, proc.returncode, "".join(lines), "".join(err)), first or time.time()
 
 
 def timeline(trials: list, started_at: float) -> list:

@@ -141,6 +141,37 @@ def test_a_candidate_that_cannot_win_is_raced_out_and_the_best_is_timed_fully(fa
     assert fast_again.ok and not fast_again.stats.get("raced_out")  # it can still win: timed fully
 
 
+def test_a_best_measured_by_another_process_on_the_same_device_model_races_this_ones_candidates(
+        fake_device, write, tmp_path, monkeypatch):
+    """`kt tune --workers N`: each worker races its candidates against the study's best, not only its own;
+    a best measured on another device model is not a bound here."""
+    import dataclasses
+
+    from kt_cli.evaluate import evaluator as evaluator_module
+    from kt_cli.evaluate.evaluator import Evaluator
+    from kt_cli.kernel import KernelSource
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.search.plan import plan_targets
+    from kt_cli.types import TrialResult
+
+    monkeypatch.setattr(evaluator_module, "RACE_MARGIN", 0.5)
+    recipe = load_recipe(dsl_recipe(write, REPEATS, space="BLOCK = [512, 1024]\nREPEAT = [1, 16]"))
+    plan, shape = plan_targets(recipe, ("fake:cpu",))[0], {"N": 4096}
+    elsewhere = TrialResult("ok", {"BLOCK": 1024, "REPEAT": 1}, plan.spec.name, shape, "measured", value=1e-9,
+                            stats={"ci_high": 1e-9, "device": plan.device.name})
+    evaluator = Evaluator(KernelSource(str(tmp_path / "kernel.py"), "dsl", "kernel"), recipe, [], 60)
+    try:
+        evaluator.inspect_module([shape])
+        evaluator.observe(plan, dataclasses.replace(elsewhere, stats={**elsewhere.stats, "device": "Other GPU"}))
+        first = evaluator.evaluate(plan, shape, {"BLOCK": 1024, "REPEAT": 16})
+        evaluator.observe(plan, elsewhere)
+        second = evaluator.evaluate(plan, shape, {"BLOCK": 1024, "REPEAT": 16})
+    finally:
+        evaluator.close()
+    assert first.ok and not first.stats.get("raced_out")  # the other model's best bounds nothing here
+    assert second.ok and second.stats["raced_out"]  # the same model's best does
+
+
 def test_the_summary_counts_raced_out_candidates_apart(fake_device, write, tmp_path):
     out = tmp_path / "out"
     result = kt("tune", dsl_recipe(write, REPEATS, space="BLOCK = [512, 1024]\nREPEAT = [1, 16]", trials=4),

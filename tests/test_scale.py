@@ -225,6 +225,38 @@ def test_concurrent_drivers_take_exactly_the_budget_of_distinct_points(tmp_path)
     assert len({json.dumps(t.params, sort_keys=True) for t in done}) == 5
 
 
+def test_a_driver_hands_its_problem_what_other_processes_evaluated(tmp_path):
+    """What another process sharing the study measured reaches this process's evaluator (its best races
+    this process's candidates); this process's own results are not handed back."""
+    import types
+
+    import optuna
+
+    from kt_cli.recipe.space import SearchSpace, parse_param
+    from kt_cli.search.driver import StudyRun
+    from kt_cli.search.ledger import CLAIM
+    from kt_cli.search.storage import open_storage
+    from kt_cli.types import TrialResult
+
+    space = SearchSpace((parse_param("BLOCK", [16, 32, 64, 128], "t"),), ())
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    theirs = TrialResult("ok", {"BLOCK": 16}, "nvidia:sm_90", {"M": 1}, "measured", value=2e-6)
+    study = optuna.create_study(study_name="s", storage=open_storage(url), direction="minimize")
+    trial = study.ask()
+    trial.suggest_categorical("BLOCK", [16, 32, 64, 128])
+    for key, value in {"host": "another-host", "pid": 1, CLAIM: trial.number,
+                       "result": json.dumps(theirs.to_json())}.items():
+        trial.set_user_attr(key, value)
+    study.tell(trial, 2e-6)
+    seen = []
+    problem = types.SimpleNamespace(
+        space=space, env=lambda p: p, observe=seen.append,
+        evaluate=lambda p: TrialResult("ok", p, "nvidia:sm_90", {"M": 1}, "measured", value=p["BLOCK"] * 1e-6),
+        invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1}, "measured"))
+    StudyRun("s", open_storage(url), problem, budget=3, sampler="random", seed=0).run(None)
+    assert [r.params for r in seen] == [{"BLOCK": 16}]
+
+
 def test_workers_share_the_default_study_and_the_parent_writes_the_artifact(tmp_path):
     """Static mode (no GPU): `--workers 2` runs two evaluators on the CPU against one study."""
     import optuna

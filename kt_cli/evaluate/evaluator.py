@@ -166,13 +166,26 @@ class Evaluator:
                                    phase_seconds=dict(clock.seconds), **base)
         result = self._with_rates(TrialResult("ok", seconds=time.perf_counter() - started, output=trial_output(printed),
                                               phase_seconds=dict(clock.seconds), **base, **out), plan)
-        if result.failure_kind == "ok" and plan.mode == "measured" and not result.stats.get("raced_out"):
-            key = (plan.spec.name, shape_key(shape))
-            self.timed[key] = self.timed.get(key, 0) + 1
-            if result.stats["ci_high"] < self.fastest.get(key, math.inf):
-                self.fastest[key] = result.stats["ci_high"]
-                self.fastest_estimate[key] = result.stats.get("estimate", {}).get("seconds")
+        self._learn(result)
         return result
+
+    def observe(self, plan: TargetPlan, result: TrialResult) -> None:
+        """A result another process sharing the study measured: on a device of the same model as this
+        process's, its interval races and its estimate prunes this process's candidates too (each
+        worker of `kt tune --workers N` would otherwise time fully what another already beat)."""
+        if plan.device is not None and result.stats.get("device") == plan.device.name:
+            self._learn(result)
+
+    def _learn(self, result: TrialResult) -> None:
+        """Count a fully timed candidate and keep the best interval's upper end (the race's bound) and
+        its estimate (the pruning's reference)."""
+        if result.failure_kind != "ok" or result.mode != "measured" or result.stats.get("raced_out"):
+            return
+        key = (result.target, shape_key(result.shape))
+        self.timed[key] = self.timed.get(key, 0) + 1
+        if result.stats["ci_high"] < self.fastest.get(key, math.inf):
+            self.fastest[key] = result.stats["ci_high"]
+            self.fastest_estimate[key] = result.stats.get("estimate", {}).get("seconds")
 
     @staticmethod
     def _prunes(spec: TargetSpec) -> bool:

@@ -15,7 +15,7 @@ import time
 from kt_cli.recipe.space import ENUMERATION_LIMIT
 from kt_cli.search.ledger import ABORTED, CLAIM, SKIPPED, Budget, Ledger, point_key
 from kt_cli.search.recovery import fail_dead_trials
-from kt_cli.search.storage import HOST
+from kt_cli.search.storage import HOST, trial_result
 
 MAX_DUPLICATES_IN_A_ROW = 20
 POLL_S = 0.5
@@ -37,6 +37,7 @@ class Objective:
         self.rng = random.Random(seed)
         self.duplicates = 0
         self.active: set[int] = set()  # trial numbers this process is running
+        self.observed: set[int] = set()  # trial numbers of other processes whose results the problem has seen
         self.lock = threading.Lock()
 
     def __call__(self, trial):
@@ -113,7 +114,23 @@ class Objective:
             time.sleep(pause)
             pause = min(POLL_S, pause * 2)
             ledger = Ledger.read(self.study, trial.number)
+        self._observe_others(ledger)
         return ledger
+
+    def _observe_others(self, ledger: Ledger) -> None:
+        """Hand the problem what other processes sharing the study evaluated since the last look."""
+        observe = getattr(self.problem, "observe", None)
+        if observe is None:
+            return
+        me = (self.worker.get("host", HOST), os.getpid())
+        with self.lock:
+            new = [t for t in ledger.evaluated.values()
+                   if t.number not in self.observed and (t.user_attrs.get("host"), t.user_attrs.get("pid")) != me]
+            self.observed.update(t.number for t in new)
+        for t in new:
+            result = trial_result(t)
+            if result is not None:
+                observe(result)
 
     def _answer_duplicate(self, trial, previous, ledger: Ledger):
         import optuna

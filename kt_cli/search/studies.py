@@ -46,6 +46,10 @@ class ProblemPlan:
     def evaluate(self, params: dict) -> TrialResult:
         return self.evaluator.evaluate(self.target, self.shape, params)
 
+    def observe(self, result: TrialResult) -> None:
+        """A result of this study that another process evaluated (its best races this one's candidates)."""
+        self.evaluator.observe(self.target, result)
+
     def invalid_result(self, params: dict, why: str) -> TrialResult:
         return TrialResult("invalid", params, self.target.spec.name, self.shape, self.target.mode, message=why)
 
