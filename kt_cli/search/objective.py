@@ -114,17 +114,18 @@ class Objective:
             time.sleep(pause)
             pause = min(POLL_S, pause * 2)
             ledger = Ledger.read(self.study, trial.number)
-        self._observe_others(ledger)
+        self.observe_others(ledger.evaluated.values())
         return ledger
 
-    def _observe_others(self, ledger: Ledger) -> None:
-        """Hand the problem what other processes sharing the study evaluated since the last look."""
+    def observe_others(self, trials) -> None:
+        """Hand the problem what other processes sharing the study evaluated (`trials`: finished ones)
+        and it has not seen yet: their best races this process's candidates."""
         observe = getattr(self.problem, "observe", None)
         if observe is None:
             return
         me = (self.worker.get("host", HOST), os.getpid())
         with self.lock:
-            new = [t for t in ledger.evaluated.values()
+            new = [t for t in trials if "result" in t.user_attrs and "duplicate_of" not in t.user_attrs
                    if t.number not in self.observed and (t.user_attrs.get("host"), t.user_attrs.get("pid")) != me]
             self.observed.update(t.number for t in new)
         for t in new:
