@@ -257,41 +257,6 @@ def test_a_driver_hands_its_problem_what_other_processes_evaluated(tmp_path):
     assert [r.params for r in seen] == [{"BLOCK": 16}]
 
 
-def test_a_result_another_process_finishes_mid_candidate_reaches_the_evaluator_before_the_next_turn(tmp_path):
-    """The study is watched while it runs: a candidate being compiled or measured here is raced against
-    a best another worker has just measured, not only against what was known at its trial's turn."""
-    import types
-
-    import optuna
-
-    from kt_cli.recipe.space import SearchSpace, parse_param
-    from kt_cli.search.driver import StudyRun
-    from kt_cli.search.storage import open_storage
-    from kt_cli.types import TrialResult
-
-    url = f"sqlite:///{tmp_path / 'study.db'}"
-    distributions = {"BLOCK": optuna.distributions.CategoricalDistribution([16, 32, 64, 128])}
-    theirs = TrialResult("ok", {"BLOCK": 32}, "nvidia:sm_90", {"M": 1}, "measured", value=1e-6)
-    seen, seen_during = [], []
-
-    def evaluate(params):  # the other worker finishes while the first candidate is in flight here
-        if not seen_during:
-            optuna.load_study(study_name="s", storage=open_storage(url)).add_trial(optuna.create_trial(
-                params={"BLOCK": 32}, distributions=distributions, value=1e-6,
-                user_attrs={"host": "another-host", "pid": 1, "result": json.dumps(theirs.to_json())}))
-            time.sleep(1.5)
-            seen_during.append(list(seen))
-        return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "measured", value=2e-6)
-
-    problem = types.SimpleNamespace(
-        space=SearchSpace((parse_param("BLOCK", [16, 32, 64, 128], "t"),), ()), env=lambda p: p,
-        observe=seen.append, evaluate=evaluate,
-        invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1}, "measured"))
-    StudyRun("s", open_storage(url), problem, budget=2, sampler="random", seed=0).run(None)
-    assert [r.params for r in seen_during[0]] == [{"BLOCK": 32}]
-    assert [r.params for r in seen] == [{"BLOCK": 32}]  # seen once, however often the study was read
-
-
 def test_workers_share_the_default_study_and_the_parent_writes_the_artifact(tmp_path):
     """Static mode (no GPU): `--workers 2` runs two evaluators on the CPU against one study."""
     import optuna

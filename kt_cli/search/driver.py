@@ -22,7 +22,6 @@ from kt_cli.search.storage import trial_result
 from kt_cli.types import TrialResult
 
 START_DRAWS_PER_POINT = 200  # draws per start-up point before a space that refuses nearly all gives up
-WATCH_S = 0.5  # how often a study's results from other processes are read (_watch_others)
 ATTEMPTS_PER_UNIT = 50  # asks per unit of budget before a driver gives up on a space it cannot fill
 
 
@@ -68,14 +67,7 @@ class StudyRun:
                 self._enqueue_valid_start(study, min(STARTUP_TRIALS, self.budget) - seeded)
         objective = Objective(study, self.storage, self.problem, budget, self.seed, self.on_result, self.worker)
         attempts = _Attempts(max(1, self.budget) * ATTEMPTS_PER_UNIT + 200)
-        watching = threading.Event()
-        watcher = threading.Thread(target=_watch_others, args=(study, objective, watching), daemon=True)
-        watcher.start()
-        try:
-            _in_threads(lambda: self._drive(study, objective, budget, attempts), max(1, in_flight))
-        finally:
-            watching.set()
-            watcher.join()
+        _in_threads(lambda: self._drive(study, objective, budget, attempts), max(1, in_flight))
         return study
 
     def _drive(self, study, objective: Objective, budget: Budget, attempts: "_Attempts") -> None:
@@ -141,18 +133,6 @@ class _Attempts:
         with self.lock:
             self.left -= 1
             return self.left >= 0
-
-
-def _watch_others(study, objective: Objective, stop: threading.Event) -> None:
-    """Every WATCH_S while the study runs here, the results other processes sharing it finished reach
-    this process's evaluator (Objective.observe_others) without waiting for a trial's turn: a worker of
-    `kt tune --workers N` races its candidates against the study's best as soon as any worker has it."""
-    import optuna
-
-    if getattr(objective.problem, "observe", None) is None:
-        return
-    while not stop.wait(WATCH_S):
-        objective.observe_others(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
 
 
 def _in_threads(work: Callable[[], None], count: int) -> None:

@@ -114,18 +114,17 @@ class Objective:
             time.sleep(pause)
             pause = min(POLL_S, pause * 2)
             ledger = Ledger.read(self.study, trial.number)
-        self.observe_others(ledger.evaluated.values())
+        self._observe_others(ledger)
         return ledger
 
-    def observe_others(self, trials) -> None:
-        """Hand the problem what other processes sharing the study evaluated (`trials`: finished ones)
-        and it has not seen yet: their best races this process's candidates."""
+    def _observe_others(self, ledger: Ledger) -> None:
+        """Hand the problem what other processes sharing the study evaluated since the last look."""
         observe = getattr(self.problem, "observe", None)
         if observe is None:
             return
         me = (self.worker.get("host", HOST), os.getpid())
         with self.lock:
-            new = [t for t in trials if "result" in t.user_attrs and "duplicate_of" not in t.user_attrs
+            new = [t for t in ledger.evaluated.values()
                    if t.number not in self.observed and (t.user_attrs.get("host"), t.user_attrs.get("pid")) != me]
             self.observed.update(t.number for t in new)
         for t in new:
