@@ -90,15 +90,14 @@ def test_kt_check_passes_an_unchanged_kernel_and_catches_a_slower_one(fake_devic
     out = tmp_path / "out"
     assert kt("tune", dsl_recipe(write, SLOWABLE, trials=1), *FAKE, "--out", out).exit_code == 0
     artifact = out / "recipe.kt"
-    # A threshold of 100%: the CPU's timings under a loaded CI machine's other work moved an unchanged
-    # artifact past 20% once; a real slowdown here is far beyond either.
-    same = kt("check", artifact, "--threshold", "100%")
+    same = kt("check", artifact, "--threshold", "20%")
     assert same.exit_code == 0, same.output
     assert "pass" in same.output
-    # the launch takes ~4 ms under the interpreter; the spin adds ~0.1 s of host work (~25x slower), far
-    # beyond the tune-time ratio's noise on a loaded 2-core machine
-    monkeypatch.setenv("KT_TEST_SLOW_S", "0.1")
-    slower = kt("check", artifact, "--threshold", "100%")
+    # the launch takes ~4 ms under the interpreter; the spin adds ~0.3 s of host work (~75x slower), far
+    # beyond the tune-time ratio's noise on a loaded 2-core machine (with 0.1 s, a CI run measured 3.05x
+    # with an interval from 1.06x: a reference timed during a burst of other work pulls a block down)
+    monkeypatch.setenv("KT_TEST_SLOW_S", "0.3")
+    slower = kt("check", artifact, "--threshold", "20%")
     assert slower.exit_code == 1, slower.output
     assert "regression" in slower.output
 
