@@ -90,14 +90,15 @@ def test_kt_check_passes_an_unchanged_kernel_and_catches_a_slower_one(fake_devic
     out = tmp_path / "out"
     assert kt("tune", dsl_recipe(write, SLOWABLE, trials=1), *FAKE, "--out", out).exit_code == 0
     artifact = out / "recipe.kt"
-    same = kt("check", artifact, "--threshold", "20%")
+    # 50%: an unchanged kernel's ratio on a loaded 2-core machine moves by tens of percent, not by 50%
+    same = kt("check", artifact, "--threshold", "50%")
     assert same.exit_code == 0, same.output
     assert "pass" in same.output
     # the launch takes ~4 ms under the interpreter; the spin adds ~0.3 s of host work (~75x slower), far
     # beyond the tune-time ratio's noise on a loaded 2-core machine (with 0.1 s, a CI run measured 3.05x
     # with an interval from 1.06x: a reference timed during a burst of other work pulls a block down)
     monkeypatch.setenv("KT_TEST_SLOW_S", "0.3")
-    slower = kt("check", artifact, "--threshold", "20%")
+    slower = kt("check", artifact, "--threshold", "50%")
     assert slower.exit_code == 1, slower.output
     assert "regression" in slower.output
 
