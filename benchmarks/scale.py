@@ -47,15 +47,14 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None) -> dic
         if done.returncode != 0:
             raise SystemExit(f"kt tune --workers {workers} failed ({done.returncode}):\n{done.stderr[-3000:]}")
         store = open_storage(storage)
-        ran = []  # the studies run side by side: the rate is over the span of all their trials
+        ran = []  # (study name, trial): the studies run side by side, the rate is over the span of all their trials
         for summary in optuna.get_all_study_summaries(store, include_best_trial=False):
             if not summary.study_name.startswith("kt-artifact|"):
-                for t in evaluated(optuna.load_study(study_name=summary.study_name, storage=store)):
-                    t.user_attrs["study"] = summary.study_name
-                    ran.append(t)
+                study = optuna.load_study(study_name=summary.study_name, storage=store)
+                ran += [(summary.study_name, t) for t in evaluated(study)]
         busy = 0.0
         if ran:
-            busy = (max(t.datetime_complete for t in ran) - min(t.datetime_start for t in ran)).total_seconds()
+            busy = (max(t.datetime_complete for _, t in ran) - min(t.datetime_start for _, t in ran)).total_seconds()
         trials_done = len(ran)
         return {"workers": workers, "trials": trials_done, "wall_s": wall,
                 "per_min": 60.0 * trials_done / busy if busy else float("nan"),
@@ -80,12 +79,12 @@ def _run_timed(cmd: list, env: dict):
 
 
 def timeline(trials: list, started_at: float) -> list:
-    """Each evaluated trial's process, start and end (seconds since the command started) and phases:
-    where the time of a run goes, worker by worker."""
+    """Each evaluated trial's study, process, start and end (seconds since the command started) and
+    phases: where the time of a run goes, worker by worker. `trials`: (study name, trial) pairs."""
     rows = []
-    for t in trials:
+    for study, t in trials:
         result = json.loads(t.user_attrs.get("result", "{}"))
-        rows.append({"study": t.user_attrs["study"], "number": t.number,
+        rows.append({"study": study, "number": t.number,
                      "pid": t.user_attrs.get("pid"), "start": t.datetime_start.timestamp() - started_at,
                      "end": t.datetime_complete.timestamp() - started_at,
                      "kind": result.get("failure_kind"), "phases": result.get("phase_seconds", {})})
