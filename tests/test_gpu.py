@@ -132,6 +132,41 @@ def test_the_sequence_fused_recurrences_verify_on_the_gpu(write, tmp_path, name)
     assert reached and set(reached) == {"ok"}, trials
 
 
+SEQ_GRID_RECIPE = """
+[kernel]
+generator = "templates"
+name = "{name}"
+
+[problem]
+dtype = "bfloat16"
+shapes = [{{T = 1024, B = 16, H = 1024, I = 1024}}, {{T = 1024, B = 1, H = 256, I = 256}}]
+
+[search]
+trials = 3
+timeout = 120
+
+[search.space]
+GRID = [1]
+BLOCK_B = [16]
+BLOCK_H = [8, 16]
+BLOCK_K = [64, 128]
+num_warps = [4]
+num_stages = [2]
+"""
+
+
+@pytest.mark.parametrize("name", ["lstm_seq", "gru_seq"])
+def test_the_grid_synchronised_recurrences_verify_over_a_long_sequence(write, tmp_path, name):
+    """GRID = 1: 32-128 programs exchange h through L2 behind a grid barrier 1024 times a launch; a barrier
+    that let one program read a step early would leave stale h in y and fail verification."""
+    result = kt("tune", write("recipe.toml", SEQ_GRID_RECIPE.format(name=name)), "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    (art,) = (tmp_path / "art").glob("*.kt")
+    trials = [json.loads(l) for l in (art / "trials.jsonl").read_text().splitlines()]
+    reached = [t["failure_kind"] for t in trials if t["failure_kind"] not in ("invalid", "spills", "slow_compile")]
+    assert len(reached) >= 4 and set(reached) == {"ok"}, trials
+
+
 def test_an_autotuned_kernel_without_a_reference_tunes_measured(write, tmp_path):
     """tests/data/autotuned_rmsnorm.py without its reference: differential verification on the device."""
     text = (ROOT / "tests" / "data" / "autotuned_rmsnorm.py").read_text()

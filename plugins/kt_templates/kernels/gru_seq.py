@@ -19,23 +19,35 @@ contiguous (as nn.GRU keeps them). The module is self-contained (an artifact kee
 hence its own sigmoid and tanh.
 """
 
+import functools
+
 import torch
 import triton
 import triton.language as tl
 
 OUTPUTS = ("y", "h_n")
 SPACE = {
+    "GRID": [0, 1],
     "BLOCK_B": [16, 32, 64],
-    "BLOCK_H": [16, 32, 64, 128],
+    "BLOCK_H": [8, 16, 32, 64, 128],
     "BLOCK_K": [32, 64, 128],
     "num_warps": [2, 4, 8],
     "num_stages": [1, 2, 3],
 }
 CONSTRAINTS = [
-    "4 * BLOCK_B * BLOCK_H // (warp_size * num_warps) <= 256",  # four fp32 accumulator tiles per thread
-    "(BLOCK_B + 3 * BLOCK_H) * BLOCK_K * dtype_bytes * max(num_stages - 1, 1) <= smem_bytes",
-    "BLOCK_B <= 2 * B and BLOCK_H <= 2 * H",
+    "BLOCK_B <= max(16, 2 * B) and BLOCK_H <= 2 * H",  # 16: tl.dot's fewest rows
+    # GRID = 0: four fp32 accumulator tiles per thread; the staged x/h and weight slices fit in shared memory
+    "GRID == 1 or (BLOCK_H >= 16 and 4 * BLOCK_B * BLOCK_H // (warp_size * num_warps) <= 256)",
+    "GRID == 1 or (BLOCK_B + 3 * BLOCK_H) * BLOCK_K * dtype_bytes * max(num_stages - 1, 1) <= smem_bytes",
+    # GRID = 1: every program resident at once (at most one per SM/CU); its slice of W_hh (H x 4 BLOCK_H,
+    # Triton keeps it in shared memory across the sequence) and the staged h (BLOCK_B x H) fit there
+    "GRID == 0 or ((H + BLOCK_H - 1) // BLOCK_H) * ((B + BLOCK_B - 1) // BLOCK_B) <= units",
+    "GRID == 0 or (4 * BLOCK_H + BLOCK_B) * H * dtype_bytes <= smem_bytes",
+    "GRID == 0 or BLOCK_K <= H",
 ]
+# the GRID = 1 point fastest at every benchmark problem (T = 1024, B 1 and 16, H 256 and 1024, bf16) on an H200,
+# benchmarks/experiments/rnn_grid_sweep.py: a new study evaluates it first
+SEEDS = [{"GRID": 1, "BLOCK_B": 16, "BLOCK_H": 8, "BLOCK_K": 128, "num_warps": 4, "num_stages": 2}]
 VERIFY_SHAPES = [{"T": 5, "B": 3, "H": 40, "I": 24}, {"T": 3, "B": 19, "H": 32, "I": 48}]
 _FEEDBACK = ("h is rounded to the dtype every step and fed back (as torch keeps it), so rounding and fp32 "
              "accumulation errors carry across steps and scale with the state's typical size: 8 units of rounding "
@@ -118,6 +130,123 @@ def gru_seq_kernel(x_ptr, h0_ptr, w_ih_ptr, w_hh_ptr, b_ih_ptr, b_hh_ptr, y_ptr,
         tl.debug_barrier()  # this step's h (in y[t]) is stored before the next step reads it
 
 
+@triton.jit
+def _input_projection_kernel(x_ptr, w_ptr, b_ih_ptr, b_hh_ptr, gx_ptr, M, N, K, HH_BIAS_N, stride_xm, stride_wn,
+                             stride_gm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """gx = x @ W_ih^T + b_ih (+ b_hh on the first HH_BIAS_N columns) in fp32, for every step at once: the
+    part of the gates that does not wait for h."""
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    x_ptrs = x_ptr + rm[:, None].to(tl.int64) * stride_xm + rk[None, :]
+    w_ptrs = w_ptr + rn[None, :].to(tl.int64) * stride_wn + rk[:, None]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_ok = rk < K - k * BLOCK_K
+        a = tl.load(x_ptrs, mask=(rm[:, None] < M) & k_ok[None, :], other=0.0)
+        acc = tl.dot(a, tl.load(w_ptrs, mask=k_ok[:, None] & (rn[None, :] < N), other=0.0), acc)
+        x_ptrs += BLOCK_K
+        w_ptrs += BLOCK_K
+    n_ok = rn < N
+    acc += tl.load(b_ih_ptr + rn, mask=n_ok, other=0.0).to(tl.float32)[None, :]
+    acc += tl.load(b_hh_ptr + rn, mask=n_ok & (rn < HH_BIAS_N), other=0.0).to(tl.float32)[None, :]
+    tl.store(gx_ptr + rm[:, None].to(tl.int64) * stride_gm + rn[None, :], acc, mask=(rm[:, None] < M) & n_ok[None, :])
+
+
+@triton.jit
+def _grid_arrive(sync_ptr):
+    """Count this program in at sync_ptr once every thread of it has stored its part of this step (a CTA
+    barrier, then an atomic add with release semantics: the stores are visible before the count is)."""
+    tl.debug_barrier()
+    tl.atomic_add(sync_ptr, 1, sem="release")
+
+
+@triton.jit
+def _grid_wait(sync_ptr, target):
+    """Spin until `target` programs have arrived at sync_ptr (acquire: their stores are visible to the loads
+    that follow), then a CTA barrier so that every thread of the program goes on together. Split from the
+    arrival so that loads which do not depend on the other programs are in flight while it waits."""
+    arrived = tl.atomic_add(sync_ptr, 0, sem="acquire")
+    while arrived < target:
+        arrived = tl.atomic_add(sync_ptr, 0, sem="acquire")
+    tl.debug_barrier()
+
+
+@triton.jit
+def _recurrent_gates(h_ptr, stride_hb, w, rb, B, H, BLOCK_B: tl.constexpr, BLOCK_K: tl.constexpr,
+                     SPLITS: tl.constexpr):
+    """h[rb, :] @ W^T for the resident weight tile w (SPLITS, BLOCK_K, N): K split in SPLITS slices that
+    the warps take side by side (a batched dot), summed after. h is read from L2 (.cg): other programs
+    wrote it."""
+    kh = tl.arange(0, SPLITS)[:, None, None] * BLOCK_K + tl.arange(0, BLOCK_K)[None, None, :]
+    rows = rb[None, :, None]
+    h = tl.load(h_ptr + rows.to(tl.int64) * stride_hb + kh, mask=(rows < B) & (kh < H), other=0.0,
+                cache_modifier=".cg")
+    return tl.sum(tl.dot(h, w), axis=0)
+
+
+@triton.jit
+def _split4(acc, BLOCK_B: tl.constexpr, BLOCK_H: tl.constexpr):
+    """The four gate tiles (BLOCK_B, BLOCK_H) of a tile whose column u * 4 + g is gate g of unit u."""
+    even, odd = tl.split(tl.reshape(acc, (BLOCK_B, BLOCK_H, 2, 2)))
+    g0, g2 = tl.split(even)
+    g1, g3 = tl.split(odd)
+    return g0, g1, g2, g3
+
+
+@triton.jit
+def gru_seq_grid_kernel(gx_ptr, h0_ptr, w_hh_ptr, b_hh_ptr, y_ptr, h_n_ptr, sync_ptr, t_first, t_last, T, B, H,
+                        stride_h0b, stride_whh, stride_yt, stride_yb, stride_hnb, BLOCK_B: tl.constexpr,
+                        BLOCK_H: tl.constexpr, BLOCK_K: tl.constexpr, H_PAD: tl.constexpr, GRID_SYNC: tl.constexpr):
+    SPLITS: tl.constexpr = H_PAD // BLOCK_K
+    programs = tl.num_programs(0) * tl.num_programs(1)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rh = tl.program_id(0) * BLOCK_H + tl.arange(0, BLOCK_H)
+    # this program's slice of W_hh, loaded once: column u * 4 + g is row g * H + unit u of W_hh for the
+    # gates r, z, n (g = 0, 1, 2); g = 3 is padding (zeros) so that the gates split in halves
+    cols = tl.arange(0, 4 * BLOCK_H)
+    unit = tl.program_id(0) * BLOCK_H + cols // 4
+    gate = cols % 4
+    w_row = gate * H + unit
+    col_ok = (unit < H) & (gate < 3)
+    kw = tl.arange(0, SPLITS)[:, None, None] * BLOCK_K + tl.arange(0, BLOCK_K)[None, :, None]
+    w = tl.load(w_hh_ptr + w_row[None, None, :].to(tl.int64) * stride_whh + kw, mask=(kw < H) & col_ok[None, None, :],
+                other=0.0)
+    rows = rb[:, None].to(tl.int64)
+    mask = (rb[:, None] < B) & (rh[None, :] < H)
+    b_hn = tl.load(b_hh_ptr + 2 * H + rh, mask=rh < H, other=0.0).to(tl.float32)[None, :]
+    gx_mask = (rb[:, None] < B) & col_ok[None, :]
+    gx_ptrs = gx_ptr + rows * (3 * H) + w_row[None, :]
+    gx = tl.load(gx_ptrs + t_first * B * (3 * H), mask=gx_mask, other=0.0)
+    for t in range(t_first, t_last):
+        if t == 0:
+            h_prev = h0_ptr
+            stride_hp = stride_h0b
+        else:
+            h_prev = y_ptr + stride_yt.to(tl.int64) * (t - 1)
+            stride_hp = stride_yb
+        hr, hz, hn, _ = _split4(_recurrent_gates(h_prev, stride_hp, w, rb, B, H, BLOCK_B, BLOCK_K, SPLITS), BLOCK_B,
+                                BLOCK_H)
+        xr, xz, xn, _ = _split4(gx, BLOCK_B, BLOCK_H)
+        r = _sigmoid(xr + hr)
+        z = _sigmoid(xz + hz)
+        n = _tanh(xn + r * (hn + b_hn))
+        h_own = tl.load(h_prev + rows * stride_hp + rh[None, :], mask=mask, other=0.0, cache_modifier=".cg")
+        h = ((1.0 - z) * n + z * h_own.to(tl.float32)).to(y_ptr.dtype.element_ty)
+        tl.store(y_ptr + stride_yt.to(tl.int64) * t + rows * stride_yb + rh[None, :], h, mask=mask)
+        if t == T - 1:
+            tl.store(h_n_ptr + rows * stride_hnb + rh[None, :], h.to(h_n_ptr.dtype.element_ty), mask=mask)
+        if GRID_SYNC:
+            _grid_arrive(sync_ptr)
+        # the next step's input projection does not wait for the other programs: load it while they finish
+        t_next = t + 1
+        if t_next == t_last:  # nothing left to prefetch: reload this step's (in bounds, unused)
+            t_next = t
+        gx = tl.load(gx_ptrs + t_next * B * (3 * H), mask=gx_mask, other=0.0)
+        if GRID_SYNC:
+            _grid_wait(sync_ptr, programs * (t + 1 - t_first))
+
+
 def make_inputs(shape, dtype, t):
     s, b, h, i = shape["T"], shape["B"], shape["H"], shape["I"]
     scale = h ** -0.5  # torch's GRU init range: gates stay out of saturation
@@ -149,6 +278,9 @@ def baseline(inputs):
 
 
 def launch(k, inputs, params):
+    if params["GRID"]:
+        _launch_grid(k, inputs, params)
+        return
     x, h0, y, h_n, w_ih, w_hh = (inputs[n] for n in ("x", "h0", "y", "h_n", "w_ih", "w_hh"))
     (s, b, i), hidden = x.shape, h0.shape[1]
     bb = params["BLOCK_B"]
@@ -156,6 +288,43 @@ def launch(k, inputs, params):
         x, h0, w_ih, w_hh, inputs["b_ih"], inputs["b_hh"], y, h_n, s, b, hidden, i, x.stride(0), x.stride(1),
         h0.stride(0), w_ih.stride(0), w_hh.stride(0), y.stride(0), y.stride(1), h_n.stride(0),
         BLOCK_B=bb, BLOCK_H=params["BLOCK_H"], BLOCK_K=params["BLOCK_K"])
+
+
+def _launch_grid(k, inputs, params):
+    x, h0, y, h_n, w_ih, w_hh = (inputs[n] for n in ("x", "h0", "y", "h_n", "w_ih", "w_hh"))
+    (s, b, i), hidden = x.shape, h0.shape[1]
+    x2 = x.reshape(s * b, i)
+    gx = torch.empty(s * b, 3 * hidden, dtype=torch.float32, device=x.device)
+    k._input_projection_kernel[(triton.cdiv(s * b, 64), triton.cdiv(3 * hidden, 128))](
+        x2, w_ih, inputs["b_ih"], inputs["b_hh"], gx, s * b, 3 * hidden, i, 2 * hidden, x2.stride(0),
+        w_ih.stride(0), gx.stride(0), BLOCK_M=64, BLOCK_N=128, BLOCK_K=32)
+    bb, bh, h_pad = params["BLOCK_B"], params["BLOCK_H"], triton.next_power_of_2(hidden)
+    grid = (triton.cdiv(hidden, bh), triton.cdiv(b, bb))
+    _check_resident(x.device, grid)
+    sync = torch.zeros(1, dtype=torch.int32, device=x.device)
+    args = (gx, h0, w_hh, inputs["b_hh"], y, h_n, sync)
+    strides = (s, b, hidden, h0.stride(0), w_hh.stride(0), y.stride(0), y.stride(1), h_n.stride(0))
+    meta = dict(BLOCK_B=bb, BLOCK_H=bh, BLOCK_K=min(params["BLOCK_K"], h_pad), H_PAD=h_pad)
+    if x.device.type == "cpu":  # the interpreter runs programs one after another: a launch per step instead
+        for t in range(s):
+            k.gru_seq_grid_kernel[grid](*args, t, t + 1, *strides, **meta, GRID_SYNC=False)
+    else:
+        k.gru_seq_grid_kernel[grid](*args, 0, s, *strides, **meta, GRID_SYNC=True)
+
+
+def _check_resident(device, grid):
+    """A grid-synchronised kernel waits on every one of its programs each step: they must all be resident at
+    once, one per SM/CU at most, or it never finishes."""
+    if device.type == "cuda":
+        units = _units(device.index if device.index is not None else torch.cuda.current_device())
+        if grid[0] * grid[1] > units:
+            raise ValueError(f"GRID = 1 needs every program resident at once: {grid[0] * grid[1]} programs, "
+                             f"{units} SMs/CUs on this device; take a larger BLOCK_H or BLOCK_B")
+
+
+@functools.cache
+def _units(index):
+    return torch.cuda.get_device_properties(index).multi_processor_count
 
 
 def flops(shape, dtype):

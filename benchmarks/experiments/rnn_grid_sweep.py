@@ -1,0 +1,93 @@
+"""Issue 19 item 3, exploration: every GRID = 1 point of lstm_seq / gru_seq at the benchmark's problems,
+launched directly (no kt search), timed with CUDA events (median of 5 after 2 warm-ups), each output
+compared with torch.nn.LSTM / nn.GRU (cuDNN) on the same tensors. Prints one JSON line per point.
+
+    python benchmarks/experiments/rnn_grid_sweep.py --kernels lstm_seq,gru_seq > sweep.jsonl
+"""
+
+import argparse
+import itertools
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT / "plugins" / "kt_templates" / "kernels")]
+
+
+class Tensors:
+    def __init__(self, device):
+        self.g, self.device = torch.Generator(device="cpu").manual_seed(0), device
+
+    def randn(self, *size, dtype, scale=1.0):
+        return (torch.randn(*size, generator=self.g) * scale).to(dtype=dtype, device=self.device)
+
+    def empty(self, *size, dtype):
+        return torch.full(size, float("nan"), dtype=dtype, device=self.device)
+
+
+class Options:
+    """k.NAME[grid](...) with num_warps / num_stages added, as kt adds launch options."""
+
+    def __init__(self, module, options):
+        self.module, self.options = module, options
+
+    def __getattr__(self, name):
+        fn, options = getattr(self.module, name), self.options
+
+        class Launcher:
+            def __getitem__(self, grid):
+                return lambda *a, **kw: fn[grid](*a, **kw, **options)
+        return Launcher()
+
+
+def time_ms(fn, reps=5):
+    fn(), fn()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kernels", default="lstm_seq,gru_seq")
+    parser.add_argument("--hidden", default="256,1024")
+    parser.add_argument("--batch", default="1,16")
+    args = parser.parse_args()
+    dtype = torch.bfloat16
+    for name in args.kernels.split(","):
+        module = __import__(name)
+        for h, b in itertools.product(map(int, args.hidden.split(",")), map(int, args.batch.split(","))):
+            shape = {"T": 1024, "B": b, "H": h, "I": h}
+            inputs = module.make_inputs(shape, dtype, Tensors("cuda"))
+            want = module.baseline(inputs)
+            base_ms = time_ms(lambda: module.baseline(inputs))
+            print(json.dumps({"kernel": name, "shape": shape, "anchor": "cudnn", "ms": base_ms}), flush=True)
+            for bh, bk, nw in itertools.product((8, 16, 32), (32, 64, 128, 256), (4, 8)):
+                params = {"GRID": 1, "BLOCK_B": 16, "BLOCK_H": bh, "BLOCK_K": bk}
+                if bk > h or (4 * bh + 16) * h * 2 > 232448 or -(-h // bh) > 132:
+                    continue
+                k = Options(module, {"num_warps": nw, "num_stages": 3})
+                try:
+                    module.launch(k, inputs, params)
+                    torch.cuda.synchronize()
+                    diff = max((inputs[n].float() - w.float()).abs().max().item()
+                               for n, w in zip(module.OUTPUTS, want))
+                    ms = time_ms(lambda: module.launch(k, inputs, params))
+                    row = {"params": {**params, "num_warps": nw}, "ms": ms, "us_per_step": 1000 * ms / 1024,
+                           "x_cudnn": base_ms / ms, "max_abs_vs_cudnn": diff}
+                except Exception as e:  # noqa: BLE001
+                    row = {"params": {**params, "num_warps": nw}, "error": str(e)[:300]}
+                print(json.dumps({"kernel": name, "shape": shape, **row}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
