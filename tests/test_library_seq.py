@@ -34,13 +34,49 @@ def test_reference_is_torch_nn_rnn_in_float64(name):
         torch.testing.assert_close(ref["c_n"], state[1][0], rtol=1e-12, atol=1e-12)
 
 
+GRID_POINT = {"GRID": 1, "BLOCK_B": 16, "BLOCK_H": 8, "BLOCK_K": 16}
+
+
 @pytest.mark.parametrize("name", ["lstm_seq", "gru_seq"])
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
-def test_sequence_is_right_on_ragged_shapes(name, dtype):
-    # BLOCK_H = 16 < H = 40: three hidden chunks, the last ragged; B = 3 and 19 leave batch rows masked
-    result = verify(name, dtype, {"BLOCK_B": 16, "BLOCK_H": 16, "BLOCK_K": 16})
+@pytest.mark.parametrize("params", [{"GRID": 0, "BLOCK_B": 16, "BLOCK_H": 16, "BLOCK_K": 16}, GRID_POINT],
+                         ids=["batch-tiles", "grid"])
+def test_sequence_is_right_on_ragged_shapes(name, dtype, params):
+    # GRID = 0: BLOCK_H = 16 < H = 40, three hidden chunks, the last ragged; GRID = 1: five programs of 8 hidden
+    # units, h split in four K slices of 16 (H padded to 64), the last program's units partly masked.
+    # B = 3 and 19 leave batch rows masked (19: two batch tiles).
+    result = verify(name, dtype, params)
     assert result["worst_excess"] <= 1
     assert {"T": 5, "B": 3, "H": 40, "I": 24} in result["shapes"]
+
+
+@pytest.mark.parametrize("target", ["nvidia:sm_90", "amd:gfx942", "amd:gfx950"])
+@pytest.mark.parametrize("name", ["lstm_seq", "gru_seq"])
+def test_grid_variant_cross_compiles_one_resident_program_per_slice(name, target):
+    from kt_cli.kernel import Kernel, record_launches
+
+    shape = {"T": 1024, "B": 16, "H": 1024, "I": 1024}
+    params = {**GRID_POINT, "BLOCK_K": 128, "num_warps": 4, "num_stages": 2}
+    out = compile_for(name, target, shape, "bfloat16", params)
+    assert out["launches"] == 2  # the input projection of every step, then the recurrence
+    assert out["resources"]["spill_bytes"] == 0 and out["resources"]["registers"] > 0
+    projection, recurrence = record_launches(Kernel.load(template(name)), shape, "bfloat16",
+                                             {k: v for k, v in params.items() if k.isupper()},
+                                             {"num_warps": 4, "num_stages": 2})
+    assert recurrence.grid == (1024 // 8, 1) and recurrence.args["GRID_SYNC"] is True
+    assert recurrence.args["t_first"] == 0 and recurrence.args["t_last"] == 1024
+
+
+@pytest.mark.parametrize("name", ["lstm_seq", "gru_seq"])
+def test_grid_variant_refuses_more_programs_than_the_device_holds_at_once(name, monkeypatch):
+    # a grid barrier waits for every program: with more programs than SMs some would wait for ever
+    from kt_cli.kernel import Kernel
+
+    module = Kernel.load(template(name)).module
+    monkeypatch.setattr(module, "_units", lambda index: 100)
+    module._check_resident(torch.device("cuda", 0), (100, 1))
+    with pytest.raises(ValueError, match="101 programs, 100 SMs/CUs"):
+        module._check_resident(torch.device("cuda", 0), (101, 1))
 
 
 @pytest.mark.parametrize("target", ["nvidia:sm_90", "amd:gfx942"])
