@@ -8,10 +8,9 @@ kernels also take float16 and float32). Layout (T, B, I) (batch_first=False), to
 (LSTM i, f, g, o; GRU r, z, n), both biases, initial state h0 (and c0): exactly what torch.nn.LSTM and
 torch.nn.GRU compute, so the anchors run on the very same tensors without any permutation.
 
-Per kernel: a temporary recipe of the B = 16 problems is tuned by kt (measured mode, `--trials` per
-problem, a narrowed space: BLOCK_B = 16 is the only useful batch tile at B <= 16). B = 1 cannot be
-tuned: the kernel's constraint `BLOCK_B <= 2 * B` (tl.dot needs 16 rows) leaves no config, so B = 1
-runs the B = 16 winner through kt_cli.load's nearest-entry rule (its output is still checked here).
+Per kernel: a temporary recipe of every problem is tuned by kt (measured mode, `--trials` per problem,
+both designs (GRID 0 and 1) in a space narrowed to BLOCK_B = 16, the only useful batch tile at B <= 16;
+tl.dot's 16 rows serve B = 1 too, masked).
 Then, in this process and with kt's own timer (device events, L2 flush, graph replay under 200 us):
 - kt: the artifact's winner through `kt_cli.load`;
 - cudnn: torch.nn.LSTM / nn.GRU (flattened weights copied from the kernel's inputs), eager; which
@@ -22,7 +21,8 @@ Then, in this process and with kt's own timer (device events, L2 flush, graph re
 Outputs are compared (kt vs torch, both vs the float64 reference) so the timings are of equal work;
 a mismatch is recorded and makes the script exit 1 after the JSON is written.
 
-First-principles estimate for the current design (B = 16, H = I = 1024, T = 1024, LSTM, H100 SXM):
+Why the kernels have two designs: the first-principles estimate made for GRID = 0 alone (B = 16, H = I =
+1024, T = 1024, LSTM, H100 SXM), which led to GRID = 1 (measured since: BENCHMARKS.md, 2026-11-26):
 - Programs: cdiv(B, BLOCK_B) with BLOCK_B >= 16, i.e. ONE program: one SM of 132 does all the work.
 - Per step that program streams all of W_ih and W_hh (4H x (I + H) x 2 B = 16 MiB; 8 MiB of it
   recurrent) from L2 (they fit in the 50 MiB L2, so not HBM after step 0; 256 KiB of SM-local
@@ -83,11 +83,6 @@ MATCH_RMS = 2e-2  # RMS of (kt - torch) over RMS(ref): both carry bf16 rounding 
 TIMER_MAX_SECONDS = 1.0  # the timer's cap per measurement (it still takes >= 20 samples)
 
 
-def tunable(shape: dict) -> bool:
-    """The kernel's constraint BLOCK_B <= 2 * B with BLOCK_B >= 16 (tl.dot's 16 rows) leaves B < 8 no config."""
-    return shape["B"] >= 8
-
-
 def recipe_text(name: str, shapes: list[dict], trials: int, target: str) -> str:
     shapes_toml = ", ".join("{" + ", ".join(f"{k} = {v}" for k, v in s.items()) + "}" for s in shapes)
     space = "\n".join(f"{k} = {v}" for k, v in TUNED_SPACE.items())
@@ -106,7 +101,7 @@ def tune_kernel(name: str, shapes: list[dict], trials: int, out: Path, target: s
 
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}_bench.toml"
-    path.write_text(recipe_text(name, [s for s in shapes if tunable(s)], trials, target))
+    path.write_text(recipe_text(name, shapes, trials, target))
     started = time.perf_counter()
     artifact, _, tally = tune(load_recipe(path), trials=trials, out_dir=out)
     manifest = json.loads((artifact / "manifest.json").read_text())
@@ -301,7 +296,7 @@ def markdown_table(rows: list[dict], torch_label: str) -> str:
 
 
 def bench_kernel(name: str, args, problems: list[dict], timer, device: str, target: str) -> dict:
-    """Tune one kernel on the tunable problems, then benchmark every problem with its artifact."""
+    """Tune one kernel on every problem, then benchmark every problem with its artifact."""
     import kt_cli
 
     entry = {"kernel": name}
@@ -347,8 +342,7 @@ def main() -> int:
               "command": " ".join(["python benchmarks/rnn_seq.py", *sys.argv[1:]]),
               "notes": ["loop_s includes the host's launch overhead of every step's launches (eager PyTorch): the "
                         "anchor is what a Python loop costs, not the GPU's work alone",
-                        "B = 1 has no valid config (BLOCK_B <= 2 * B, BLOCK_B >= 16): it runs the nearest tuned "
-                        "entry (B = 16) through kt_cli.load", "torch_seq is nn.LSTM / nn.GRU (cuDNN on CUDA; see "
+                        "torch_seq is nn.LSTM / nn.GRU (cuDNN on CUDA; see "
                         "torch_kernels)"], "kernels": []}
     if target is None:
         from kt_cli.plugins import devices
