@@ -91,6 +91,8 @@ class StudyRun:
             except (ValueError, optuna.exceptions.UpdateFinishedTrialError) as exc:
                 if "Cannot tell" not in str(exc) and "finished" not in str(exc):
                     raise
+            finally:
+                objective.decided()  # the trial is told: the ones behind it may decide
 
     def _enqueue_known_good(self, study) -> None:
         """A new study evaluates the kernel's known-good points first (its SEEDS), where they fit the

@@ -39,6 +39,7 @@ class Objective:
         self.active: set[int] = set()  # trial numbers this process is running
         self.observed: set[int] = set()  # trial numbers of other processes whose results the problem has seen
         self.lock = threading.Lock()
+        self.turns = threading.Condition()  # notified whenever a trial of this process decides
 
     def __call__(self, trial):
         import optuna
@@ -88,6 +89,7 @@ class Objective:
         if self.budget.taken(ledger, queued_retries=True):
             self._skip(trial, "the rest of the budget is taken by other trials")
         trial.set_user_attr(CLAIM, trial.number)
+        self.decided()
         self.duplicates = 0
         try:
             result = self.problem.evaluate(params)
@@ -102,20 +104,28 @@ class Objective:
 
     def _my_turn(self, trial) -> Ledger:
         """Trials decide one at a time, lowest number first, so two processes never both take the last
-        unit of budget or the same point. A trial ahead usually decides within milliseconds: the
-        ledger is read again after 10 ms, then ever less often up to every POLL_S; dead owners are
-        looked for every POLL_S."""
+        unit of budget or the same point. A trial of this process that decides wakes the waiting ones
+        at once (decided()); one of another process usually decides within milliseconds: the ledger is
+        read again after 10 ms, then ever less often up to every POLL_S; dead owners are looked for every
+        POLL_S. (Sleeping through the pause alone made every trial of a study wait out a doubling pause
+        behind the one ahead: the decisions of a study form one chain.)"""
         ledger = Ledger.read(self.study, trial.number)
         pause, looked = TURN_POLL_FIRST_S, time.monotonic()
         while any(n < trial.number for n in ledger.undecided):
             if time.monotonic() - looked >= POLL_S:
                 fail_dead_trials(self.study, self.storage)
                 looked = time.monotonic()
-            time.sleep(pause)
+            with self.turns:
+                self.turns.wait(pause)
             pause = min(POLL_S, pause * 2)
             ledger = Ledger.read(self.study, trial.number)
         self._observe_others(ledger)
         return ledger
+
+    def decided(self) -> None:
+        """A trial of this process claimed its point or ended (told): wake the trials waiting for their turn."""
+        with self.turns:
+            self.turns.notify_all()
 
     def _observe_others(self, ledger: Ledger) -> None:
         """Hand the problem what other processes sharing the study evaluated since the last look."""

@@ -4,6 +4,7 @@ report makes of a study."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import platform
 import time
@@ -33,12 +34,38 @@ def open_storage(url: str):
 
     for attempt in range(3):
         try:
-            return KtRDBStorage(url, **kwargs)
+            storage = KtRDBStorage(url, **kwargs)
+            if url.startswith("sqlite:"):
+                _write_ahead(storage.engine)
+            return storage
         except SQLAlchemyError as exc:  # processes starting together race to create the tables
             if attempt == 2:
                 raise EnvironmentProblem(f"--storage {url.split('@')[-1]}: cannot open the study storage: "
                                          f"{str(exc).splitlines()[0]}") from None
             time.sleep(1 + attempt)
+
+
+def _write_ahead(engine) -> None:
+    """SQLite in write-ahead-log mode, commits synced at checkpoints only. In its default mode a writer
+    waits for every reader and every reader for a writer, and each commit syncs the disk: a study's trial
+    threads, each reading the study while others write their params, waited on the file lock for more
+    of the run than the device was busy (benchmarks/experiments/wall_profile.py). A killed process loses
+    nothing committed (the log, NAME.study.db-wal beside the database, survives it and is replayed on the
+    next open); an operating-system crash may lose the last commits, which a resumed study runs again. The mode is the database file's (every
+    process sharing it gets it); SQLite on a network file system is not supported either way."""
+    import sqlalchemy
+
+    def on_connect(connection, _record) -> None:
+        cursor = connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    sqlalchemy.event.listen(engine, "connect", on_connect)
+    engine.dispose()  # the connection that made the tables reconnects with these settings
+    # the last connection to close folds the log into the database file and removes it (and its index), so
+    # that a finished run leaves the one .db file beside the artifact
+    atexit.register(engine.dispose)
 
 
 def _postgres_driver(url: str) -> str:
