@@ -87,6 +87,18 @@ def _tanh(x):
 
 
 @triton.jit
+def _previous_h(t, h0_ptr, stride_h0b, y_ptr, stride_yt, stride_yb):
+    """Where step t reads the previous h (and the stride of its rows): h0 at t = 0, else y[t - 1]."""
+    if t == 0:
+        h_prev = h0_ptr
+        stride_hp = stride_h0b
+    else:
+        h_prev = y_ptr + stride_yt.to(tl.int64) * (t - 1)
+        stride_hp = stride_yb
+    return h_prev, stride_hp
+
+
+@triton.jit
 def _gate_dots(acc_0, acc_1, acc_2, acc_3, x_ptr, w_ptr, rb, rh, B, H, K, stride_xb, stride_wr,
                BLOCK_K: tl.constexpr):
     """Add x[rb, :K] @ W[g*H + rh, :K]^T to gate accumulator g (W's rows are the four gates stacked)."""
@@ -130,12 +142,7 @@ def lstm_seq_kernel(x_ptr, h0_ptr, c0_ptr, w_ih_ptr, w_hh_ptr, b_ih_ptr, b_hh_pt
     for t in range(0, T):
         x_t = x_ptr + stride_xt.to(tl.int64) * t
         y_t = y_ptr + stride_yt.to(tl.int64) * t
-        if t == 0:
-            h_prev = h0_ptr
-            stride_hp = stride_h0b
-        else:
-            h_prev = y_ptr + stride_yt.to(tl.int64) * (t - 1)
-            stride_hp = stride_yb
+        h_prev, stride_hp = _previous_h(t, h0_ptr, stride_h0b, y_ptr, stride_yt, stride_yb)
         for hc in range(0, tl.cdiv(H, BLOCK_H)):
             rh = hc * BLOCK_H + tl.arange(0, BLOCK_H)
             acc_i = tl.zeros((BLOCK_B, BLOCK_H), dtype=tl.float32)
@@ -251,12 +258,7 @@ def lstm_seq_grid_kernel(gx_ptr, h0_ptr, c0_ptr, w_hh_ptr, y_ptr, h_n_ptr, c_n_p
     gx_ptrs = gx_ptr + rows * (4 * H) + w_row[None, :]
     gx = tl.load(gx_ptrs + t_first * B * (4 * H), mask=gx_mask, other=0.0)
     for t in range(t_first, t_last):
-        if t == 0:
-            h_prev = h0_ptr
-            stride_hp = stride_h0b
-        else:
-            h_prev = y_ptr + stride_yt.to(tl.int64) * (t - 1)
-            stride_hp = stride_yb
+        h_prev, stride_hp = _previous_h(t, h0_ptr, stride_h0b, y_ptr, stride_yt, stride_yb)
         acc = _recurrent_gates(h_prev, stride_hp, w, rb, B, H, BLOCK_B, BLOCK_K, SPLITS)
         i, f, g, o = _split4(acc + gx, BLOCK_B, BLOCK_H)
         c = _sigmoid(f) * c + _sigmoid(i) * _tanh(g)
