@@ -107,8 +107,7 @@ class Objective:
         unit of budget or the same point. A trial of this process that decides wakes the waiting ones
         at once (decided()); one of another process usually decides within milliseconds: the ledger is
         read again after 10 ms, then ever less often up to every POLL_S; dead owners are looked for every
-        POLL_S. (Sleeping through the pause alone made every trial of a study wait out a doubling pause
-        behind the one ahead: the decisions of a study form one chain.)"""
+        POLL_S. (With the pause alone, a trial could wait up to twice as long as the one ahead took.)"""
         ledger = Ledger.read(self.study, trial.number)
         pause, looked = TURN_POLL_FIRST_S, time.monotonic()
         while any(n < trial.number for n in ledger.undecided):

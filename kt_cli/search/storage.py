@@ -8,6 +8,7 @@ import atexit
 import json
 import platform
 import time
+import weakref
 
 from kt_cli.errors import EnvironmentProblem
 from kt_cli.types import TrialResult
@@ -47,12 +48,13 @@ def open_storage(url: str):
 
 def _write_ahead(engine) -> None:
     """SQLite in write-ahead-log mode, commits synced at checkpoints only. In its default mode a writer
-    waits for every reader and every reader for a writer, and each commit syncs the disk: a study's trial
-    threads, each reading the study while others write their params, waited on the file lock for more
-    of the run than the device was busy (benchmarks/experiments/wall_profile.py). A killed process loses
-    nothing committed (the log, NAME.study.db-wal beside the database, survives it and is replayed on the
-    next open); an operating-system crash may lose the last commits, which a resumed study runs again. The mode is the database file's (every
-    process sharing it gets it); SQLite on a network file system is not supported either way."""
+    waits for every reader and the readers for it, and each commit syncs the disk, while a study's trial
+    threads read the study as others write their params (a softmax run's profile: 45 thread-seconds in
+    Optuna's storage calls for 3.8 s of device work; docs/performance.md has what the change measured).
+    A killed process loses nothing committed: the log, NAME.study.db-wal beside the database, survives
+    it and is replayed on the next open. An operating-system crash may lose the last commits, which a
+    resumed study runs again. The mode belongs to the database file (every process sharing it gets it);
+    SQLite on a network file system is not supported in either mode."""
     import sqlalchemy
 
     def on_connect(connection, _record) -> None:
@@ -63,9 +65,14 @@ def _write_ahead(engine) -> None:
 
     sqlalchemy.event.listen(engine, "connect", on_connect)
     engine.dispose()  # the connection that made the tables reconnects with these settings
-    # the last connection to close folds the log into the database file and removes it (and its index), so
-    # that a finished run leaves the one .db file beside the artifact
-    atexit.register(engine.dispose)
+    _ENGINES.add(engine)
+
+
+# The last connection to a database that closes folds its log into the file and removes it (and its
+# index): at exit every engine still open closes its pooled connections, so that a finished run leaves
+# the one .db file beside the artifact.
+_ENGINES: weakref.WeakSet = weakref.WeakSet()
+atexit.register(lambda: [engine.dispose() for engine in list(_ENGINES)])
 
 
 def _postgres_driver(url: str) -> str:
