@@ -61,7 +61,8 @@ def main():
     parser.add_argument("--kernels", default="lstm_seq,gru_seq")
     parser.add_argument("--hidden", default="256,1024")
     parser.add_argument("--batch", default="1,16")
-    parser.add_argument("--only", default=None, help="one point BLOCK_H,BLOCK_K,num_warps (e.g. under ncu)")
+    parser.add_argument("--only", default=None,
+                        help="points BLOCK_H,BLOCK_K,num_warps separated by ';' (e.g. one under ncu)")
     args = parser.parse_args()
     dtype = torch.bfloat16
     for name in args.kernels.split(","):
@@ -72,7 +73,7 @@ def main():
             want = module.baseline(inputs)
             base_ms = time_ms(lambda: module.baseline(inputs))
             print(json.dumps({"kernel": name, "shape": shape, "anchor": "cudnn", "ms": base_ms}), flush=True)
-            points = [tuple(map(int, args.only.split(",")))] if args.only else \
+            points = [tuple(map(int, p.split(","))) for p in args.only.split(";")] if args.only else \
                 itertools.product((8, 16, 32), (32, 64, 128, 256), (4, 8))
             for bh, bk, nw in points:
                 params = {"GRID": 1, "BLOCK_B": 16, "BLOCK_H": bh, "BLOCK_K": bk}
