@@ -305,6 +305,12 @@ class Kernel:
         fn = self.fn("work_items")
         return 0.0 if fn is None else float(fn(dict(shape), torch_dtype(dtype), dict(params)))
 
+    def grid_syncs(self, shape: dict, dtype: str, params: dict) -> float:
+        """How many times one call's programs wait for each other across the grid (a sequence kernel's
+        per-step barrier), for the cost model; 0 when the module does not say."""
+        fn = self.fn("grid_syncs")
+        return 0.0 if fn is None else float(fn(dict(shape), torch_dtype(dtype), dict(params)))
+
 
 @dataclass(frozen=True)
 class KernelObject:

@@ -14,7 +14,11 @@ Each program's share of the work is served by four resources:
   instructions reach (warpgroup MMA, warp MMA, no MMA at all: FMA on the CUDA cores/SIMDs), and only
   when enough warps are resident to feed every scheduler;
 - issue: the program's instructions, as many times as it runs through its static loads, over the
-  unit's schedulers at the clock.
+  unit's schedulers at the clock;
+- grid syncs: a kernel whose programs wait for each other across the grid (a per-step barrier of a
+  sequence kernel) pays, at each, a chain no throughput hides: GRID_SYNC_L2_TRIPS loaded L2 latencies
+  (the arrival's release, the poll that sees the last arrival, the load of what the others stored) and
+  the program's own instructions.
 
 Bytes in flight per program come from the binary: the bytes its static global loads ask for per
 thread times its threads, or, for a kernel that stages tiles through shared memory with asynchronous
@@ -37,19 +41,22 @@ DEFAULTS = {"dram_latency_s": 800e-9, "l2_latency_s": 300e-9, "l2_bytes_per_s_pe
             "dram_attainable": 0.9, "math_attainable": 0.75, "clock_hz": 1.5e9}
 # Terms overlap imperfectly: the time is their OVERLAP-norm (a large value: the slowest term alone).
 OVERLAP = 8.0
+GRID_SYNC_L2_TRIPS = 3  # L2 round trips on the critical path of one grid-wide barrier (module docstring)
 
 
 @dataclass(frozen=True)
 class Work:
     """What one call must do: FLOPs, the problem's unique bytes, the bytes the programs request, the
-    independent pieces of work (output tiles) the programs share out (0: one per program), and how many
-    of the unique bytes are outputs written (0: not known; every byte is then charged as a load)."""
+    independent pieces of work (output tiles) the programs share out (0: one per program), how many
+    of the unique bytes are outputs written (0: not known; every byte is then charged as a load), and
+    how many times the programs wait for each other across the grid."""
 
     flops: float
     unique_bytes: float
     requested_bytes: float
     items: float = 0.0
     written_bytes: float = 0.0
+    grid_syncs: float = 0.0
 
 
 def bytes_in_flight(resources, mix: dict) -> float:
@@ -136,7 +143,8 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     dram_s = per_unit * max((dram_bytes - written) / dram_rate, dram_bytes / (dram_bw / active)) / programs
     l2_s = per_unit * max((requested - written) / l2_rate, requested / (l2_bw / active)) / programs
     math_s = per_unit * work.flops / programs / math_rate
-    terms = {"dram_s": dram_s, "l2_s": l2_s, "math_s": math_s, "issue_s": issue_s}
+    sync_s = work.grid_syncs * (GRID_SYNC_L2_TRIPS * _prop(properties, "l2_latency_s") + own)
+    terms = {"dram_s": dram_s, "l2_s": l2_s, "math_s": math_s, "issue_s": issue_s, "sync_s": sync_s}
     bound = max(terms, key=terms.get)
     total = sum(t ** OVERLAP for t in terms.values()) ** (1 / OVERLAP) + launches * LAUNCH_OVERHEAD_S
     return {

@@ -241,7 +241,8 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
                           kernel.traffic(candidate.shape, candidate.dtype, candidate.params),
                           kernel.work_items(candidate.shape, candidate.dtype, candidate.params),
                           _written_bytes(kernel, candidate.shape, candidate.dtype) if written_bytes is None
-                          else written_bytes)
+                          else written_bytes,
+                          kernel.grid_syncs(candidate.shape, candidate.dtype, candidate.params))
     result["work"] = asdict(work)
     result["estimate"] = costmodel.estimate_seconds(work, candidate.dtype, target.peaks, target.properties,
                                                     worst, main.programs, len(launches), instructions)
