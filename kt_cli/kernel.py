@@ -302,13 +302,16 @@ class Kernel:
     def work_items(self, shape: dict, dtype: str, params: dict) -> float:
         """Independent pieces of work (output tiles) the programs share out, for the cost model; 0 when the
         module does not say (one per program). A persistent kernel launches fewer programs than tiles."""
-        fn = self.fn("work_items")
-        return 0.0 if fn is None else float(fn(dict(shape), torch_dtype(dtype), dict(params)))
+        return self._count_at_point("work_items", shape, dtype, params)
 
     def grid_syncs(self, shape: dict, dtype: str, params: dict) -> float:
         """How many times one call's programs wait for each other across the grid (a sequence kernel's
         per-step barrier), for the cost model; 0 when the module does not say."""
-        fn = self.fn("grid_syncs")
+        return self._count_at_point("grid_syncs", shape, dtype, params)
+
+    def _count_at_point(self, what: str, shape: dict, dtype: str, params: dict) -> float:
+        """The module's `what`(shape, dtype, params) as a number, 0 where the module has none."""
+        fn = self.fn(what)
         return 0.0 if fn is None else float(fn(dict(shape), torch_dtype(dtype), dict(params)))
 
 
