@@ -8,39 +8,11 @@ compared with torch.nn.LSTM / nn.GRU (cuDNN) on the same tensors. Prints one JSO
 import argparse
 import itertools
 import json
-import sys
-from pathlib import Path
 
 import torch
+from common import Bound, template
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT / "plugins" / "kt_templates" / "kernels")]
-
-
-class Tensors:
-    def __init__(self, device):
-        self.g, self.device = torch.Generator(device="cpu").manual_seed(0), device
-
-    def randn(self, *size, dtype, scale=1.0):
-        return (torch.randn(*size, generator=self.g) * scale).to(dtype=dtype, device=self.device)
-
-    def empty(self, *size, dtype):
-        return torch.full(size, float("nan"), dtype=dtype, device=self.device)
-
-
-class Options:
-    """k.NAME[grid](...) with num_warps / num_stages added, as kt adds launch options."""
-
-    def __init__(self, module, options):
-        self.module, self.options = module, options
-
-    def __getattr__(self, name):
-        fn, options = getattr(self.module, name), self.options
-
-        class Launcher:
-            def __getitem__(self, grid):
-                return lambda *a, **kw: fn[grid](*a, **kw, **options)
-        return Launcher()
+from kt_cli.kernel import Tensors
 
 
 def time_ms(fn, reps=5):
@@ -66,10 +38,10 @@ def main():
     args = parser.parse_args()
     dtype = torch.bfloat16
     for name in args.kernels.split(","):
-        module = __import__(name)
+        module = template(name)
         for h, b in itertools.product(map(int, args.hidden.split(",")), map(int, args.batch.split(","))):
             shape = {"T": 1024, "B": b, "H": h, "I": h}
-            inputs = module.make_inputs(shape, dtype, Tensors("cuda"))
+            inputs = module.make_inputs(shape, dtype, Tensors("cuda", 0))
             want = module.baseline(inputs)
             base_ms = time_ms(lambda: module.baseline(inputs))
             print(json.dumps({"kernel": name, "shape": shape, "anchor": "cudnn", "ms": base_ms}), flush=True)
@@ -79,7 +51,7 @@ def main():
                 params = {"GRID": 1, "BLOCK_B": 16, "BLOCK_H": bh, "BLOCK_K": bk}
                 if bk > h or (4 * bh + 16) * h * 2 > 232448 or -(-h // bh) > 132:
                     continue
-                k = Options(module, {"num_warps": nw, "num_stages": 3})
+                k = Bound(module, {"num_warps": nw, "num_stages": 3})
                 try:
                     module.launch(k, inputs, params)
                     torch.cuda.synchronize()
