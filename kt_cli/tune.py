@@ -79,7 +79,8 @@ def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: lis
     poll = progress and scale.storage_progress(storage_url, names, recipe.search.trials, progress)
     finish = functools.partial(collect_and_pair, recipe=recipe, source=source)
     tally = scale.run_workers(workers, run_studies, dict(recipe=recipe, requested_targets=requested_targets,
-                                                         storage_url=storage_url, shared=True, source=source),
+                                                         storage_url=storage_url, shared=True, source=source,
+                                                         processes_on_host=workers),
                               poll, first_only={"finish": finish})
     studies = [(plan, shape, scale.load_study(name, storage_url)) for plan, shape, name in names]
     results = artifact.collect(studies, recipe.search.shortlist)

@@ -59,8 +59,9 @@ def _arm(point: str) -> None:
         "in-ask": lambda: _wrap(tpe, "before_trial", before=True),
         # in the sampler's relative sampling (TPE's multivariate model; Optuna 5 runs it at the first suggest)
         "in-sampler": lambda: _wrap(tpe, "sample_relative", before=True),
-        # while a parameter is being suggested (the second: one is recorded)
-        "suggesting": lambda: _wrap(tpe, "sample_independent", before=True),
+        # while a parameter is being suggested (the second: one is recorded); kt's repaired sampler
+        # draws every parameter in sample_relative, so the point is Optuna's suggest, not the sampler's
+        "suggesting": lambda: _wrap(optuna.trial.Trial, "_suggest", before=True),
         # the trial took its unit of budget, nothing evaluated yet
         "claimed": lambda: _wrap(optuna.trial.Trial, "set_user_attr", before=False,
                                  when=lambda self, key, value: key == "evaluating"),

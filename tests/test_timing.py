@@ -34,6 +34,23 @@ def test_a_measurement_that_misses_its_precision_says_so():
     assert tight[0].precise is True and timing_flags(tight[0].to_json()) == ""
 
 
+def test_a_racing_candidate_far_slower_than_the_best_stops_after_a_few_samples_and_a_close_one_gets_the_protocol():
+    rng = random.Random(3)
+    drawn = []
+
+    def batch(n):
+        drawn.append(n)
+        return [[level * (1 + 0.002 * rng.random()) for _ in range(n)]]
+
+    level = 2.0  # twice the best: raced out after the first, small batch
+    stats = sample_until_tight(batch, "events", stop=lambda s: s[0].ci_low > 1.03)
+    assert stats[0].raced_out and stats[0].calls == drawn[0] <= 5
+    drawn.clear()
+    level = 1.0  # as fast as the best: never stopped, and tight only over the protocol's 20 samples or more
+    stats = sample_until_tight(batch, "events", stop=lambda s: s[0].ci_low > 1.03)
+    assert not stats[0].raced_out and stats[0].precise and stats[0].calls >= 20 and drawn[0] <= 5
+
+
 def test_interleaved_timing_runs_before_batch_before_every_batch_and_times_both_alike():
     import time
 

@@ -32,18 +32,47 @@ PRUNE_RATIO = 1.5
 PRUNE_AFTER = 3
 
 
+COMPILE_WORKER_BYTES = 1 << 30  # memory a compile worker may take (torch, Triton, a compile): a cap on the pool
+
+
+def compile_pool_size(processes_on_host: int = 1) -> int:
+    """Compile workers of one kt process: since the device loads the pool's binaries from Triton's cache
+    (kt_cli.evaluate.cross_compile), all compiling happens here, and a measured run keeps the device
+    waiting on it when the pool is small (the matmul recipe on a 16-core H200 host with 8 workers: the
+    pool 4.3 of 8 busy, the device 50%). The host's cores less two (the CLI's search, the device's
+    worker and judge) shared by the kt processes on the host (`kt tune --workers`), as many as its
+    available memory holds at COMPILE_WORKER_BYTES each; at least 2, so that one slow compile (until
+    its deadline) does not stop the others."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 2
+    share = (cpus - 2) // max(1, processes_on_host)
+    available = _available_memory_bytes()
+    if available:
+        share = min(share, available // COMPILE_WORKER_BYTES // max(1, processes_on_host))
+    return max(2, share)
+
+
+def _available_memory_bytes() -> int:
+    """MemAvailable from /proc/meminfo (Linux), 0 where it cannot be read."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 class Evaluator:
     """Runs candidates through worker pools: cross-compile (CPU), verify under the interpreter (CPU)
     or verify and time (the device). Several candidates are in flight at once, so the compile pool
     works ahead while the device measures."""
 
-    def __init__(self, source, recipe: Recipe, verify_shapes: list, timeout: float, compile_workers: int = 0):
+    def __init__(self, source, recipe: Recipe, verify_shapes: list, timeout: float, compile_workers: int = 0,
+                 processes_on_host: int = 1):
         self.source, self.recipe, self.verify_shapes, self.timeout = source, recipe, verify_shapes, timeout
-        cpus = os.cpu_count() or 2
-        # Since the device loads the pool's binaries from Triton's cache instead of compiling them again
-        # (kt_cli.evaluate.cross_compile), all compiling happens here: up to 8 workers keep ahead of one device,
-        # and at least 2, so that one slow compile (until its deadline) does not stop the others.
-        self.compile_pool = WorkerPool(compile_workers or max(2, min(8, cpus - 1)), {"TRITON_INTERPRET": "0"})
+        self.compile_pool = WorkerPool(compile_workers or compile_pool_size(processes_on_host),
+                                       {"TRITON_INTERPRET": "0"})
         self.compile_deadline = CompileDeadline(timeout, recipe.search.compile_timeout)
         self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})
         self.verifier = IsolatedVerifier(timeout, {"TRITON_INTERPRET": "1"})

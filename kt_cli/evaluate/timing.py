@@ -29,6 +29,12 @@ from typing import Callable
 
 WARMUP_S = 0.025
 WARMUP_CALLS = 3
+# Racing: a candidate's first batch when it races (its interval can end its timing after any batch):
+# a candidate far slower than the best is stopped after 5 samples instead of 20 (on the matmul recipe
+# a raced-out candidate sampled 0.26 s with a first batch of 20). An interval counts as tight only once
+# MIN_SAMPLES are in, whichever the first batch.
+RACE_FIRST_SAMPLES = 5
+MIN_SAMPLES = 20
 LEAD_FLUSHES = 8  # cache flushes queued ahead of a batch, so the host queues its first samples in time
 PAIRS_IN_FLIGHT = 50  # paired samples queued before one synchronisation
 
@@ -91,20 +97,22 @@ def summarize(samples: list[float], method: str, precise: bool = True, raced_out
 
 
 def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method: str, rel_ci: float = 0.01,
-                       max_seconds: float = 2.0, min_samples: int = 20, max_samples: int = 2000,
+                       max_seconds: float = 2.0, min_samples: int = MIN_SAMPLES, max_samples: int = 2000,
                        stop: Callable[[list[Stats]], bool] | None = None) -> list[Stats]:
     """Draw batches of timings of one or more interleaved series (sample_batch(n) returns n more
-    samples of each) until every series' median is within ±rel_ci at 95%, or a cap is reached, or
-    `stop` says after a batch that the series so far settle what they are measured for (racing)."""
+    samples of each) until every series' median is within ±rel_ci at 95% over at least `min_samples`,
+    or a cap is reached, or `stop` says after a batch that the series so far settle what they are
+    measured for (racing: then the first batch is RACE_FIRST_SAMPLES, and each next one doubles what
+    is in)."""
     series: list[list[float]] = []
     start = time.perf_counter()
-    batch = min_samples
+    batch = min(RACE_FIRST_SAMPLES, min_samples) if stop is not None else min_samples
     while True:
         for i, new in enumerate(sample_batch(batch)):
             series.extend([] for _ in range(i + 1 - len(series)))
             series[i].extend(new)
         stats = [summarize(s, method) for s in series]
-        tight = all(s.rel_ci <= rel_ci for s in stats)
+        tight = len(series[0]) >= min_samples and all(s.rel_ci <= rel_ci for s in stats)
         if not tight and stop is not None and stop(stats):
             return [summarize(s, method, precise=False, raced_out=True) for s in series]
         if tight or time.perf_counter() - start >= max_seconds or len(series[0]) >= max_samples:

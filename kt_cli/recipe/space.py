@@ -50,6 +50,14 @@ class Param:
             return type(value) is int and value in values
         return any(type(v) is type(value) and v == value for v in values)
 
+    def distribution(self):
+        """The Optuna distribution `suggest` draws from."""
+        import optuna
+
+        if self.values or self.log:
+            return optuna.distributions.CategoricalDistribution(list(self.all_values()))
+        return optuna.distributions.IntDistribution(self.low, self.high, step=self.step)
+
     def suggest(self, trial) -> Any:
         if self.values:
             return trial.suggest_categorical(self.name, list(self.values))
@@ -195,20 +203,30 @@ def constraint_env(params: dict, shape: dict, properties: dict, dtype_bytes: int
 
 def check_feasible(space: SearchSpace, shape: dict, properties: dict, dtype_bytes: int, where: str,
                    limit: int = ENUMERATION_LIMIT) -> int | None:
-    """Count the points that meet every constraint, or, past `limit` points, check SAMPLED_POINTS of
-    them (then return None: the count is unknown). A space where none does is refused, in one line."""
+    """The number of points that meet every constraint (None: the space is too large to count); a space
+    where none does is refused, in one line (see feasible_points)."""
+    valid = feasible_points(space, shape, properties, dtype_bytes, where, limit)
+    return None if valid is None else len(valid)
+
+
+def feasible_points(space: SearchSpace, shape: dict, properties: dict, dtype_bytes: int, where: str,
+                    limit: int = ENUMERATION_LIMIT) -> list[int] | None:
+    """The indices of the points that meet every constraint, or, past `limit` points, None after checking
+    SAMPLED_POINTS of them (the valid ones are then not known). A space where none does is refused, in
+    one line."""
     size = space.size()
     exhaustive = size <= limit
     rejected_by: dict[Constraint, int] = {}
-    valid = total = 0
-    for point in space.points() if exhaustive else space.sample(SAMPLED_POINTS):
+    valid: list[int] = []
+    total = 0
+    for index, point in enumerate(space.points() if exhaustive else space.sample(SAMPLED_POINTS)):
         total += 1
         broken = space.violated(constraint_env(point, shape, properties, dtype_bytes))
         if broken is None:
-            valid += 1
+            valid.append(index)
         else:
             rejected_by[broken] = rejected_by.get(broken, 0) + 1
-    if valid == 0:
+    if not valid:
         worst = max(rejected_by, key=rejected_by.get)
         looked = f"all {total} points violate" if exhaustive else \
             f"none of {total} points sampled from its {size} points meets"

@@ -19,9 +19,13 @@ from kt_cli.search.objective import POLL_S, CandidateFailed, Objective
 from kt_cli.search.sampler import STARTUP_TRIALS, make_sampler
 from kt_cli.search.recovery import fail_dead_trials
 from kt_cli.search.storage import trial_result
+from kt_cli.search.valid_points import ValidPoints, repairing
 from kt_cli.types import TrialResult
 
 START_DRAWS_PER_POINT = 200  # draws per start-up point before a space that refuses nearly all gives up
+# Samplers whose joint proposals are made valid points (kt_cli.search.valid_points); the grid sampler
+# walks its own list, CMA-ES and GP model continuous relaxations a repair would mislead.
+REPAIRED_SAMPLERS = ("tpe", "random")
 ATTEMPTS_PER_UNIT = 50  # asks per unit of budget before a driver gives up on a space it cannot fill
 
 
@@ -50,10 +54,12 @@ class StudyRun:
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.ERROR)  # kt reports failures itself, without tracebacks
+        sampler = make_sampler(self.sampler, self.seed, self.problem.space, in_flight > 1)
+        valid = getattr(self.problem, "valid", None)
+        if valid is not None and self.sampler in REPAIRED_SAMPLERS:
+            sampler = repairing(sampler, ValidPoints(self.problem.space, valid), self.problem.space, self.seed)
         study = optuna.create_study(study_name=self.study_name, storage=self.storage, direction="minimize",
-                                    sampler=make_sampler(self.sampler, self.seed, self.problem.space,
-                                                         in_flight > 1),
-                                    load_if_exists=True)
+                                    sampler=sampler, load_if_exists=True)
         budget = Budget(self.budget, valid_points)
         study.set_user_attr("budget", budget.limit)
         study.set_user_attr("budget_trials", budget.trials)  # the --trials it was set for (scale.storage_progress)
@@ -63,7 +69,7 @@ class StudyRun:
         self.on_open(budget.limit, [trial_result(t) for t in ledger.evaluated.values()])
         if not study.get_trials(deepcopy=False):
             seeded = self._enqueue_known_good(study)
-            if self.sampler == "tpe":
+            if self.sampler == "tpe" and valid is None:  # (a repaired sampler draws them among valid points itself)
                 self._enqueue_valid_start(study, min(STARTUP_TRIALS, self.budget) - seeded)
         objective = Objective(study, self.storage, self.problem, budget, self.seed, self.on_result, self.worker)
         attempts = _Attempts(max(1, self.budget) * ATTEMPTS_PER_UNIT + 200)

@@ -12,7 +12,7 @@ from kt_cli import plugins
 from kt_cli.evaluate.evaluator import Evaluator
 from kt_cli.generate import kernel_source
 from kt_cli.recipe.parse import Recipe
-from kt_cli.recipe.space import SearchSpace, check_feasible, constraint_env
+from kt_cli.recipe.space import SearchSpace, constraint_env, feasible_points
 from kt_cli.search.driver import StudyRun
 from kt_cli.search.ledger import Budget
 from kt_cli.search.plan import (TargetPlan, build_space, check_kernel_knobs, make_storage_dir, plan_targets,
@@ -36,8 +36,13 @@ class ProblemPlan:
     target: TargetPlan
     shape: dict
     space: SearchSpace
-    valid_points: int | None  # None: the space is too large to count
+    valid: tuple | None  # the indices of the points that meet the constraints; None: too large to list
     evaluator: Evaluator
+
+    @property
+    def valid_points(self) -> int | None:
+        """How many points meet the constraints (None: the space is too large to count)."""
+        return None if self.valid is None else len(self.valid)
 
     def env(self, params: dict) -> dict:
         """The names a constraint sees for `params`: the point, the shape, the target's properties."""
@@ -63,8 +68,8 @@ class ProblemPlan:
 
 
 def plan_spaces(recipe: Recipe, plans: list, defaults: dict, default_constraints: list) -> list[tuple]:
-    """(target plan, shape, space, valid points) for every study of the recipe; valid points is None when
-    the space is too large to count. A space no point of which meets the constraints, or that its
+    """(target plan, shape, space, valid points' indices) for every study of the recipe; the indices are
+    None when the space is too large to list. A space no point of which meets the constraints, or that its
     sampler cannot take, is a BadInput here, before any study starts."""
     out = []
     sizes = set.intersection(*(set(shape) for shape in recipe.problem.shapes))  # what every shape names
@@ -72,9 +77,9 @@ def plan_spaces(recipe: Recipe, plans: list, defaults: dict, default_constraints
         space = build_space(recipe, defaults, default_constraints, plan.spec, sizes)
         check_sampler_fits(recipe.search.sampler, space, recipe.where("search.sampler"))
         for shape in recipe.problem.shapes:
-            valid = check_feasible(space, shape, plan.spec.properties, recipe.problem.dtype_bytes,
-                                   f"{recipe.path}: search.space for {plan.spec.name}")
-            out.append((plan, shape, space, valid))
+            valid = feasible_points(space, shape, plan.spec.properties, recipe.problem.dtype_bytes,
+                                    f"{recipe.path}: search.space for {plan.spec.name}")
+            out.append((plan, shape, space, None if valid is None else tuple(valid)))
     return out
 
 
@@ -106,14 +111,15 @@ def problem_plans(recipe: Recipe, plans: list, evaluator: Evaluator, module_info
 
 
 def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url: str, shared: bool,
-                progress=None, source=None, finish=None):
+                progress=None, source=None, finish=None, processes_on_host: int = 1):
     """Drive every study of the recipe to its budget. Returns (source, plans, [(plan, shape, study)], tally).
     `finish(studies, evaluator)`, if given, runs after the studies while the evaluator's workers are
     still up (the winners' pairing with their reference reuses the device's); what it returns is kept
     as `tally.results`."""
     plans = plan_targets(recipe, requested_targets)
     source = source or kernel_source(recipe, plans, Path(recipe.output_dir))
-    evaluator = Evaluator(source, recipe, list(recipe.problem.verify_shapes), recipe.search.timeout)
+    evaluator = Evaluator(source, recipe, list(recipe.problem.verify_shapes), recipe.search.timeout,
+                          processes_on_host=processes_on_host)
     tally = Tally()
     started = time.perf_counter()
     try:

@@ -1,0 +1,171 @@
+"""Proposals drawn among the points that meet the constraints.
+
+A recipe's constraints refuse most of a space (the matmul recipe on sm_90: 1762 of 62208 points, 2.8%:
+a knob like UNITS == units keeps one value in four, shared memory and register limits cut the rest).
+An Optuna sampler knows nothing of them: before this, TPE's proposals broke a constraint in 161 of the
+257 trials of a matmul run (H200, 2026-11-26), each an Optuna trial of its own with its ask, its turn
+and its storage writes in the CLI process, beside the trials the device waits for.
+
+Where a problem's space can be enumerated, kt knows its valid points (the feasibility check lists them
+anyway), and `RepairingSampler` wraps the recipe's sampler so that every joint proposal is one of them:
+a proposal that breaks a constraint, or names a point this process has already proposed, becomes the
+nearest valid point not yet proposed (distance: the steps between values along each ordered knob over
+its number of steps, 1 for a different string or boolean); a sampler with no model yet (TPE's start,
+the random sampler) draws uniformly among them. The sampler then models only what it can propose."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+from kt_cli.recipe.space import Param, SearchSpace
+
+
+class ValidPoints:
+    """The valid points of one problem's space, given by their indices in the space's order."""
+
+    def __init__(self, space: SearchSpace, indices):
+        import torch
+
+        self.space, self.indices = space, list(indices)
+        self.names = [p.name for p in space.params]
+        self.values = [list(p.all_values()) for p in space.params]
+        self.position = [{_key(v): i for i, v in enumerate(values)} for values in self.values]
+        self.weights = torch.tensor([_step_weight(p, len(v)) for p, v in zip(space.params, self.values)],
+                                    dtype=torch.float32)
+        self.ordered = torch.tensor([_is_ordered(p) for p in space.params])
+        self.grid = torch.tensor([self._value_indices(i) for i in self.indices], dtype=torch.float32)
+        self.taken = torch.zeros(len(self.indices), dtype=torch.bool)
+        self.row = {tuple(int(x) for x in r): n for n, r in enumerate(self.grid.tolist())}
+        self.lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def _value_indices(self, index: int) -> list[int]:
+        """The position of each knob's value in its list, for the point at `index` (the last knob fastest)."""
+        out = []
+        for values in reversed(self.values):
+            index, i = divmod(index, len(values))
+            out.append(i)
+        return out[::-1]
+
+    def point(self, row: int) -> dict:
+        return {n: values[int(i)] for n, values, i in zip(self.names, self.values, self.grid[row].tolist())}
+
+    def row_of(self, params: dict) -> int | None:
+        """The row of `params` among the valid points, None when it breaks a constraint (or is not in the space)."""
+        try:
+            key = tuple(self.position[k][_key(params[n])] for k, n in enumerate(self.names))
+        except KeyError:
+            return None
+        return self.row.get(key)
+
+    def mark(self, params: dict) -> None:
+        """`params` was proposed (here or, as a finished trial says, elsewhere): not proposed again."""
+        row = self.row_of(params)
+        if row is not None:
+            with self.lock:
+                self.taken[row] = True
+
+    def nearest(self, params: dict, rng: random.Random) -> dict:
+        """`params` when it is valid and not yet proposed, else the nearest such point (ties drawn at
+        random); once every valid point was proposed, the nearest valid point."""
+        import torch
+
+        with self.lock:
+            row = self.row_of(params)
+            if row is None or self.taken[row]:
+                target = torch.tensor([self.position[k].get(_key(params.get(n)), 0)
+                                       for k, n in enumerate(self.names)], dtype=torch.float32)
+                diff = (self.grid - target).abs()
+                diff = torch.where(self.ordered, diff, (diff > 0).float())
+                distance = (diff * self.weights).sum(dim=1)
+                if not bool(self.taken.all()):
+                    distance = distance.masked_fill(self.taken, float("inf"))
+                closest = (distance == distance.min()).nonzero().flatten().tolist()
+                row = closest[rng.randrange(len(closest))]
+            self.taken[row] = True
+            return self.point(row)
+
+    def draw(self, rng: random.Random) -> dict:
+        """A valid point not yet proposed, uniformly (any valid point once all were)."""
+        with self.lock:
+            free = (~self.taken).nonzero().flatten().tolist() or list(range(len(self.indices)))
+            row = free[rng.randrange(len(free))]
+            self.taken[row] = True
+            return self.point(row)
+
+
+def _key(value):
+    return (type(value).__name__, value)
+
+
+def _is_ordered(param: Param) -> bool:
+    """Numbers have an order (a step to the next value); strings and booleans are just different."""
+    return not param.values or all(type(v) in (int, float) for v in param.values)
+
+
+def _step_weight(param: Param, count: int) -> float:
+    """One knob's full span counts 1 whatever its number of values; a string or boolean differs by 1."""
+    if count <= 1:
+        return 0.0
+    return 1.0 / (count - 1) if _is_ordered(param) else 1.0
+
+
+def repairing(inner, valid: ValidPoints, space: SearchSpace, seed: int):
+    """`inner` (an Optuna sampler) whose joint proposals are always valid points (module docstring)."""
+    import optuna
+
+    distributions = {p.name: p.distribution() for p in space.params}
+    varying = {p.name for p in space.params if len(p.all_values()) > 1}
+
+    class RepairingSampler(optuna.samplers.BaseSampler):
+        def __init__(self):
+            self.inner, self.rng, self.seen = inner, random.Random(seed), False
+
+        def infer_relative_search_space(self, study, trial):
+            # a sampler with no joint model yet (TPE's start, the random sampler) proposes nothing
+            # jointly: the whole space is then handed to sample_relative, which draws a valid point
+            return self.inner.infer_relative_search_space(study, trial) or \
+                {n: d for n, d in distributions.items() if n in varying}
+
+        def sample_relative(self, study, trial, search_space):
+            if not varying <= set(search_space):  # a partial joint space: nothing to repair against
+                return self.inner.sample_relative(study, trial, search_space)
+            self._mark_earlier(study)
+            fixed = trial.system_attrs.get("fixed_params")
+            if fixed:  # an enqueued point (a seed, a start-up point, a retry): Optuna uses it as it is
+                valid.mark(fixed)
+                return {}
+            proposed = self.inner.sample_relative(study, trial, search_space)
+            point = valid.nearest({**_fixed(space), **proposed}, self.rng) if varying <= set(proposed) \
+                else valid.draw(self.rng)
+            return {n: v for n, v in point.items() if n in search_space}
+
+        def sample_independent(self, study, trial, param_name, param_distribution):
+            return self.inner.sample_independent(study, trial, param_name, param_distribution)
+
+        def before_trial(self, study, trial):
+            self.inner.before_trial(study, trial)
+
+        def after_trial(self, study, trial, state, values):
+            valid.mark(trial.params)
+            self.inner.after_trial(study, trial, state, values)
+
+        def reseed_rng(self):
+            self.inner.reseed_rng()
+
+        def _mark_earlier(self, study) -> None:
+            """A resumed study's points (and those enqueued: the kernel's seeds) are not proposed again."""
+            if not self.seen:
+                self.seen = True
+                for t in study.get_trials(deepcopy=False):
+                    valid.mark(t.params or {k: v for k, v in t.system_attrs.get("fixed_params", {}).items()})
+
+    return RepairingSampler()
+
+
+def _fixed(space: SearchSpace) -> dict:
+    """The knobs with a single value (Optuna's joint samplers leave them out)."""
+    return {p.name: p.all_values()[0] for p in space.params if len(p.all_values()) == 1}
