@@ -5,6 +5,7 @@ process's one device for `--device-s`. With nothing else in the way, N processes
 many trials a minute; what they lose is the search layer's.
 
     python benchmarks/experiments/search_scaling.py --processes 1,2 --compile-s 1.5 --device-s 0.35 [--recipe R]
+        [--in-flight N] [--no-repair]
 
 Prints, per process count: trials evaluated, their span, trials/min, and per trial the mean wall and
 the search's own phases (search.ask, search.turn).
@@ -26,19 +27,19 @@ sys.path[:0] = [str(ROOT)]
 
 def _space(recipe_path: str):
     """The recipe's space and constraints for nvidia:sm_90 and its first problem (the kernel's own
-    constraints, known once a worker inspects the module, are left out)."""
+    constraints, known once a worker inspects the module, are left out), and its valid points."""
     from kt_cli.recipe.parse import load_recipe
     from kt_cli.recipe.space import constraint_env
     from kt_cli.search.plan import plan_targets
     from kt_cli.search.studies import plan_spaces
 
     recipe = load_recipe(Path(recipe_path))
-    plan, shape, space, _ = plan_spaces(recipe, plan_targets(recipe, ("nvidia:sm_90",)), {}, [])[0]
-    return space, lambda p: constraint_env(p, shape, plan.spec.properties, recipe.problem.dtype_bytes)
+    plan, shape, space, valid = plan_spaces(recipe, plan_targets(recipe, ("nvidia:sm_90",)), {}, [])[0]
+    return space, lambda p: constraint_env(p, shape, plan.spec.properties, recipe.problem.dtype_bytes), valid
 
 
 def _drive(url: str, recipe: str, studies: int, trials: int, in_flight: int, compile_s: float, device_s: float,
-           seed: int) -> None:
+           seed: int, repair: bool) -> None:
     import types
 
     from kt_cli.search.driver import StudyRun
@@ -47,7 +48,7 @@ def _drive(url: str, recipe: str, studies: int, trials: int, in_flight: int, com
     from kt_cli.types import TrialResult
 
     device = threading.Lock()
-    space, env = _space(recipe)
+    space, env, valid = _space(recipe)
 
     def evaluate(params):
         time.sleep(compile_s)
@@ -55,7 +56,7 @@ def _drive(url: str, recipe: str, studies: int, trials: int, in_flight: int, com
             time.sleep(device_s)
         return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "measured", value=sum(map(float, params.values())) * 1e-6)
 
-    problem = types.SimpleNamespace(space=space, env=env, evaluate=evaluate,
+    problem = types.SimpleNamespace(space=space, env=env, evaluate=evaluate, valid=valid if repair else None,
                                     invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1},
                                                                               "measured", message=why))
     store, slots = open_storage(url), threading.Semaphore(in_flight)
@@ -73,7 +74,7 @@ def run(processes: int, args) -> dict:
         url = f"sqlite:///{tmp}/study.db"
         ctx = multiprocessing.get_context("spawn")
         procs = [ctx.Process(target=_drive, args=(url, args.recipe, args.studies, args.trials, args.in_flight, args.compile_s,
-                                                  args.device_s, 1000 * i)) for i in range(processes)]
+                                                  args.device_s, 1000 * i, not args.no_repair)) for i in range(processes)]
         started = time.time()
         for proc in procs:
             proc.start()
@@ -102,6 +103,7 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=9)
     parser.add_argument("--compile-s", type=float, default=1.5)
     parser.add_argument("--device-s", type=float, default=0.35)
+    parser.add_argument("--no-repair", action="store_true", help="TPE's proposals as they come (before 2026-11-26)")
     args = parser.parse_args()
     import optuna
 
