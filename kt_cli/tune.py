@@ -16,7 +16,7 @@ from kt_cli.recipe.destinations import check_directory, check_storage
 from kt_cli.recipe.parse import Recipe
 from kt_cli.search import scale
 from kt_cli.search.plan import default_storage, make_storage_dir, plan_targets, study_name
-from kt_cli.search.studies import check_recipe_space, run_studies
+from kt_cli.search.studies import Preparation, check_recipe_space, run_studies
 from kt_cli.types import shape_key
 
 
@@ -34,17 +34,27 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     artifact.remove_dead_writes(out_dir, recipe.name)  # a write killed last time leaves nothing behind
     # Processes sharing a study must not all propose the same points: each gets its own sampler seed.
     shared = storage is not None or workers > 1
-    recipe_generator(recipe)  # an unknown generator is named before anything else
+    generator = recipe_generator(recipe)  # an unknown generator is named before anything else
     start_fork_server_in_background()  # every worker is forked from it: it boots while devices are detected
-    plans = plan_targets(recipe, requested_targets)
-    check_recipe_space(recipe, plans)  # before any worker starts or any file is written
-    source = kernel_source(recipe, plans, out_dir)  # built once: workers share it (an llm loop runs once)
+    prepared = None
+    if workers == 1 and not getattr(generator, "needs_context", False):
+        # the module inspected and the compile pool started while the devices are detected
+        prepared = Preparation(recipe, kernel_source(recipe, [], out_dir))
+    try:
+        plans = plan_targets(recipe, requested_targets)
+        check_recipe_space(recipe, plans)  # before any file is written
+    except BaseException:
+        if prepared is not None:
+            prepared.close()
+        raise
+    # built once: workers share it (an llm loop runs once)
+    source = prepared.evaluator.source if prepared is not None else kernel_source(recipe, plans, out_dir)
     if workers > 1:
         studies, tally, results = _tune_in_workers(workers, recipe, requested_targets, plans, storage_url,
                                                    progress, source)
     else:
         source, plans, studies, tally, results = _tune_here(recipe, requested_targets, storage_url, shared,
-                                                            progress, source)
+                                                            progress, source, prepared)
     if profile:
         from kt_cli.evaluate.profile import profile_results
 
@@ -91,12 +101,13 @@ def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: lis
     return studies, tally, results
 
 
-def _tune_here(recipe: Recipe, requested_targets, storage_url: str, shared: bool, progress, source):
+def _tune_here(recipe: Recipe, requested_targets, storage_url: str, shared: bool, progress, source,
+               prepared=None):
     """The studies in this process; the winners paired with their reference by the tuning's own device
     workers while they are up. Returns (source, plans, studies, tally, results)."""
     finish = functools.partial(collect_and_pair, recipe=recipe, source=source)
     source, plans, studies, tally = run_studies(recipe, requested_targets, storage_url, shared, progress,
-                                                source=source, finish=finish)
+                                                source=source, finish=finish, prepared=prepared)
     return source, plans, studies, tally, tally.results
 
 

@@ -178,6 +178,7 @@ class Constraint:
     text: str
     where: str
     check: Callable[[dict], Any]
+    uses: frozenset | None = None  # the names it reads (None: not known, any)
 
     def holds(self, env: dict) -> bool:
         """Whether the point `env` meets the constraint (a division by zero does not); a number past
@@ -218,5 +219,6 @@ def compile_constraint(text: str, where: str, names) -> Constraint:
     """`names`: the names a constraint may use, a dict name -> NUMBER or STRING (a plain collection of
     names: all numbers)."""
     kinds = dict(names) if isinstance(names, dict) else dict.fromkeys(names, NUMBER)
-    check, _ = _Compiler(text, where, kinds).build(parse_expression(text, where))
-    return Constraint(text, where, check)
+    tree = parse_expression(text, where)
+    check, _ = _Compiler(text, where, kinds).build(tree)
+    return Constraint(text, where, check, frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name)))

@@ -197,6 +197,45 @@ class SearchSpace:
         return None
 
 
+def _enumerate_valid(space: SearchSpace, base: dict, rejected_by: dict) -> list[int]:
+    """The indices (in the order of SearchSpace.points) of the points that meet every constraint, found
+    knob by knob: a constraint is checked as soon as every knob it names has a value, so a knob value it
+    refuses is never combined with the knobs after it (the matmul recipe's 62208 points per shape: the
+    UNITS == units constraint alone drops three in four before the others are looked at). `rejected_by`
+    counts, per constraint, the points it refuses (its first refusal in constraint order at a knob)."""
+    params = space.params
+    names = [p.name for p in params]
+    values = [p.all_values() for p in params]
+    # after knob k is set: the constraints whose last named knob is k (-1: they name no knob)
+    checked_at: dict[int, list[Constraint]] = {}
+    for c in space.constraints:
+        named = [names.index(n) for n in (c.uses if c.uses is not None else names) if n in names]
+        checked_at.setdefault(max(named, default=-1), []).append(c)
+    below = [math.prod(len(v) for v in values[k + 1:]) for k in range(len(values))]  # points under one value of k
+    env, valid = dict(base), []
+
+    def refused(depth: int, points: int) -> bool:
+        for c in checked_at.get(depth, ()):
+            if not c.holds(env):
+                rejected_by[c] = rejected_by.get(c, 0) + points
+                return True
+        return False
+
+    def walk(k: int, index: int) -> None:
+        if k == len(params):
+            valid.append(index)
+            return
+        for i, value in enumerate(values[k]):
+            env[names[k]] = value
+            if not refused(k, below[k]):
+                walk(k + 1, index + i * below[k])
+        del env[names[k]]
+
+    if not refused(-1, math.prod(len(v) for v in values)):
+        walk(0, 0)
+    return valid
+
+
 def constraint_env(params: dict, shape: dict, properties: dict, dtype_bytes: int) -> dict:
     return {**properties, **shape, "dtype_bytes": dtype_bytes, **params}
 
@@ -217,15 +256,17 @@ def feasible_points(space: SearchSpace, shape: dict, properties: dict, dtype_byt
     size = space.size()
     exhaustive = size <= limit
     rejected_by: dict[Constraint, int] = {}
-    valid: list[int] = []
-    total = 0
-    for index, point in enumerate(space.points() if exhaustive else space.sample(SAMPLED_POINTS)):
-        total += 1
-        broken = space.violated(constraint_env(point, shape, properties, dtype_bytes))
-        if broken is None:
-            valid.append(index)
-        else:
-            rejected_by[broken] = rejected_by.get(broken, 0) + 1
+    if exhaustive:
+        valid, total = _enumerate_valid(space, constraint_env({}, shape, properties, dtype_bytes), rejected_by), size
+    else:
+        valid, total = [], 0
+        for index, point in enumerate(space.sample(SAMPLED_POINTS)):
+            total += 1
+            broken = space.violated(constraint_env(point, shape, properties, dtype_bytes))
+            if broken is None:
+                valid.append(index)
+            else:
+                rejected_by[broken] = rejected_by.get(broken, 0) + 1
     if not valid:
         worst = max(rejected_by, key=rejected_by.get)
         looked = f"all {total} points violate" if exhaustive else \

@@ -110,21 +110,61 @@ def problem_plans(recipe: Recipe, plans: list, evaluator: Evaluator, module_info
     return problems
 
 
+class Preparation:
+    """A run's evaluator and its kernel module being inspected (in the interpreter worker), begun before
+    the targets are planned: detecting the devices (importing torch, initialising CUDA) and starting a
+    worker and inspecting the module take seconds each (4.7 s and 4.7 s of a matmul run's 14 s start-up
+    on an H200 host, one after the other before this). The compile pool starts once the targets are
+    planned (start_workers): started here too, its workers' imports took the cores the inspection
+    needed (8.4 s)."""
+
+    def __init__(self, recipe: Recipe, source, processes_on_host: int = 1):
+        self.evaluator = Evaluator(source, recipe, list(recipe.problem.verify_shapes), recipe.search.timeout,
+                                   processes_on_host=processes_on_host)
+        self._outcome: dict = {}
+        self._thread = threading.Thread(target=self._inspect, args=(list(recipe.problem.shapes),), daemon=True)
+        self._thread.start()
+
+    def _inspect(self, shapes: list) -> None:
+        try:
+            self._outcome["info"] = self.evaluator.inspect_module(shapes)
+        except BaseException as exc:  # raised where the run asks for the module's facts
+            self._outcome["error"] = exc
+
+    def module_info(self) -> dict:
+        """What inspect_module found (its error raised here)."""
+        self._thread.join()
+        if "error" in self._outcome:
+            raise self._outcome["error"]
+        return self._outcome["info"]
+
+    def close(self) -> None:
+        self.evaluator.close()
+
+
 def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url: str, shared: bool,
-                progress=None, source=None, finish=None, processes_on_host: int = 1):
+                progress=None, source=None, finish=None, processes_on_host: int = 1,
+                prepared: Preparation | None = None):
     """Drive every study of the recipe to its budget. Returns (source, plans, [(plan, shape, study)], tally).
     `finish(studies, evaluator)`, if given, runs after the studies while the evaluator's workers are
     still up (the winners' pairing with their reference reuses the device's); what it returns is kept
-    as `tally.results`."""
-    plans = plan_targets(recipe, requested_targets)
-    source = source or kernel_source(recipe, plans, Path(recipe.output_dir))
-    evaluator = Evaluator(source, recipe, list(recipe.problem.verify_shapes), recipe.search.timeout,
-                          processes_on_host=processes_on_host)
+    as `tally.results`. `prepared`: the run's evaluator and module inspection, already begun (of `source`)."""
+    if prepared is None and source is not None:  # the inspection beside the device detection below
+        prepared = Preparation(recipe, source, processes_on_host)
+    try:
+        plans = plan_targets(recipe, requested_targets)
+    except BaseException:
+        if prepared is not None:
+            prepared.close()
+        raise
+    if prepared is None:  # a generator that builds its module for the targets planned
+        prepared = Preparation(recipe, kernel_source(recipe, plans, Path(recipe.output_dir)), processes_on_host)
+    evaluator, source = prepared.evaluator, prepared.evaluator.source
     tally = Tally()
     started = time.perf_counter()
     try:
         evaluator.start_workers(plans)  # while the interpreter worker inspects the module
-        module_info = evaluator.inspect_module(list(recipe.problem.shapes))
+        module_info = prepared.module_info()
         problems = problem_plans(recipe, plans, evaluator, module_info)
         make_storage_dir(storage_url)
         store = open_storage(storage_url)
