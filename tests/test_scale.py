@@ -363,3 +363,19 @@ def test_journal_study_retries_a_trial_left_running_by_a_dead_process(tmp_path):
     done = evaluated(study)
     assert len(done) == 3
     assert [t.params for t in done if t.system_attrs.get("failed_trial") == lost.number] == [point]
+
+
+def test_the_compile_pool_takes_the_hosts_cores_shared_by_its_kt_processes_within_memory(monkeypatch):
+    from kt_cli.evaluate import evaluator
+
+    monkeypatch.setattr(evaluator.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    monkeypatch.setattr(evaluator, "_available_memory_bytes", lambda: 64 << 30)
+    assert evaluator.compile_pool_size() == 14  # 16 cores less the CLI's search and the device's workers
+    assert evaluator.compile_pool_size(processes_on_host=2) == 7  # `kt tune --workers 2` share them
+    monkeypatch.setattr(evaluator, "_available_memory_bytes", lambda: 5 << 30)
+    assert evaluator.compile_pool_size() == 5  # a worker's gigabyte each
+    monkeypatch.setattr(evaluator.os, "sched_getaffinity", lambda pid: set(range(2)), raising=False)
+    assert evaluator.compile_pool_size() == 2  # never fewer than two: one slow compile stops no one
+    monkeypatch.setattr(evaluator.os, "sched_getaffinity", lambda pid: set(range(128)), raising=False)
+    monkeypatch.setattr(evaluator, "_available_memory_bytes", lambda: 0)  # not readable: cores alone
+    assert evaluator.compile_pool_size() == evaluator.COMPILE_WORKERS_MAX

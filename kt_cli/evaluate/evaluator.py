@@ -33,22 +33,27 @@ PRUNE_AFTER = 3
 
 
 COMPILE_WORKER_BYTES = 1 << 30  # memory a compile worker may take (torch, Triton, a compile): a cap on the pool
+# Past this, more compile workers only mean more trials in flight for one device: on a 32-core H200
+# host (30 workers) the matmul recipe's trials waited 9.5 s each instead of 2.9 s, for no shorter run
+# (46 and 58 s, against 41 s with 14 workers on a 16-core host; benchmarks/results/s13).
+COMPILE_WORKERS_MAX = 16
 
 
 def compile_pool_size(processes_on_host: int = 1) -> int:
     """Compile workers of one kt process: since the device loads the pool's binaries from Triton's cache
     (kt_cli.evaluate.cross_compile), all compiling happens here, and a measured run keeps the device
-    waiting on it when the pool is small (the matmul recipe on a 16-core H200 host with 8 workers: the
-    pool 4.3 of 8 busy, the device 50%). The host's cores less two (the CLI's search, the device's
-    worker and judge) shared by the kt processes on the host (`kt tune --workers`), as many as its
-    available memory holds at COMPILE_WORKER_BYTES each; at least 2, so that one slow compile (until
-    its deadline) does not stop the others."""
+    waiting on it when the pool is small (the matmul recipe on an H100 host with 8 workers: the pool
+    4.3 of 8 busy, the device 56%; benchmarks/results/s11/wall_matmul.json). The host's cores less two
+    (the CLI's search, the device's worker and judge) shared by the kt processes on the host (`kt tune
+    --workers`), as many as its available memory holds at COMPILE_WORKER_BYTES each, at most
+    COMPILE_WORKERS_MAX; at least 2, so that one slow compile (until its deadline) does not stop the
+    others."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 2
     share = (cpus - 2) // max(1, processes_on_host)
     available = _available_memory_bytes()
     if available:
         share = min(share, available // COMPILE_WORKER_BYTES // max(1, processes_on_host))
-    return max(2, share)
+    return max(2, min(COMPILE_WORKERS_MAX, share))
 
 
 def _available_memory_bytes() -> int:

@@ -121,25 +121,36 @@ class Preparation:
     def __init__(self, recipe: Recipe, source, processes_on_host: int = 1):
         self.evaluator = Evaluator(source, recipe, list(recipe.problem.verify_shapes), recipe.search.timeout,
                                    processes_on_host=processes_on_host)
-        self._outcome: dict = {}
-        self._thread = threading.Thread(target=self._inspect, args=(list(recipe.problem.shapes),), daemon=True)
-        self._thread.start()
-
-    def _inspect(self, shapes: list) -> None:
-        try:
-            self._outcome["info"] = self.evaluator.inspect_module(shapes)
-        except BaseException as exc:  # raised where the run asks for the module's facts
-            self._outcome["error"] = exc
+        self._inspection = InBackground(self.evaluator.inspect_module, list(recipe.problem.shapes))
 
     def module_info(self) -> dict:
         """What inspect_module found (its error raised here)."""
-        self._thread.join()
-        if "error" in self._outcome:
-            raise self._outcome["error"]
-        return self._outcome["info"]
+        return self._inspection.result()
 
     def close(self) -> None:
         self.evaluator.close()
+
+
+class InBackground:
+    """`fn(*args)` running in a thread from now; result() waits for it and returns what it returned or
+    raises what it raised."""
+
+    def __init__(self, fn, *args):
+        self._outcome: dict = {}
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn, args) -> None:
+        try:
+            self._outcome["value"] = fn(*args)
+        except BaseException as exc:  # raised where the caller asks for the result
+            self._outcome["error"] = exc
+
+    def result(self):
+        self._thread.join()
+        if "error" in self._outcome:
+            raise self._outcome["error"]
+        return self._outcome["value"]
 
 
 def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url: str, shared: bool,
@@ -166,7 +177,7 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         evaluator.start_workers(plans)  # while the interpreter worker inspects the module
         module_info = prepared.module_info()
         problems = problem_plans(recipe, plans, evaluator, module_info)
-        make_storage_dir(storage_url)
+        make_storage_dir(storage_url)  # (only now: a refused recipe or module leaves no file behind)
         store = open_storage(storage_url)
         source_hash = source.sha256()
         studies = []
