@@ -113,10 +113,10 @@ def problem_plans(recipe: Recipe, plans: list, evaluator: Evaluator, module_info
 class Preparation:
     """A run's evaluator and its kernel module being inspected (in the interpreter worker), begun before
     the targets are planned: detecting the devices (importing torch, initialising CUDA) and starting a
-    worker and inspecting the module take seconds each (4.7 s and 4.7 s of a matmul run's 14 s start-up
-    on an H200 host, one after the other before this). The compile pool starts once the targets are
-    planned (start_workers): started here too, its workers' imports took the cores the inspection
-    needed (8.4 s)."""
+    worker take seconds each. On a 16-core H200 host the matmul recipe's first trial came 13.9 s in with
+    one after the other, 11.2-12.0 s with both at once (docs/performance.md). The compile pool starts
+    once the targets are planned (start_workers): its workers' imports would take the cores the
+    interpreter worker's start needs."""
 
     def __init__(self, recipe: Recipe, source, processes_on_host: int = 1):
         self.evaluator = Evaluator(source, recipe, list(recipe.problem.verify_shapes), recipe.search.timeout,
