@@ -3,6 +3,7 @@ run: tests/test_kill_resume.py and tests/test_soak.py)."""
 
 import json
 import re
+import types
 
 import pytest
 
@@ -81,7 +82,7 @@ def test_a_constrained_space_starts_on_valid_points_not_refused_ones(write, tmp_
 def test_the_search_proposes_only_valid_points_once_it_models(write, tmp_path):
     """Past the start-up draws, TPE's proposals are made valid points not yet proposed: a space whose
     constraints allow 10 of its 28 points is searched to all 10 with no refused point and no repeat
-    (Optuna's own proposals broke the constraints in 161 of 257 trials of a matmul run)."""
+    (Optuna's own proposals broke the constraints in 162 of 258 trials of a matmul run)."""
     space = "BLOCK = [64, 128, 256, 512, 1024, 2048, 4096]\nnum_warps = [1, 2, 4, 8]"
     recipe = dsl_recipe(write, space=space, trials=12,
                         extra='constraints = ["BLOCK * num_warps >= 2048", "BLOCK <= 2048"]')
@@ -112,3 +113,41 @@ def test_a_recipes_problems_are_searched_side_by_side(write, tmp_path):
     assert len(spans) == 2
     (first_start, first_end), (second_start, second_end) = sorted(spans)
     assert second_start < first_end, spans
+
+
+def test_a_run_refused_while_its_module_is_inspected_stops_the_workers_once_the_inspection_ends(monkeypatch):
+    """tune() inspects the module while the devices are detected; a refusal then (no target, a space
+    no point of which fits) closes the preparation. Stopping the workers in the middle of the
+    inspection's request closed its pipe from two threads (an EBADF instead of the refusal's line):
+    the workers stop when the inspection ends, once."""
+    import threading
+
+    from kt_cli.search import studies
+
+    started, release, events = threading.Event(), threading.Event(), []
+
+    class Evaluator:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def inspect_module(self, shapes):
+            started.set()
+            release.wait(5)
+            events.append("inspected")
+            return {}
+
+        def close(self):
+            events.append("closed")
+
+    monkeypatch.setattr(studies, "Evaluator", Evaluator)
+    recipe = types.SimpleNamespace(problem=types.SimpleNamespace(verify_shapes=(), shapes=({"N": 1},)),
+                                   search=types.SimpleNamespace(timeout=1.0))
+    prepared = studies.Preparation(recipe, source=None)
+    assert started.wait(5)
+    prepared.close()
+    assert events == []  # not while the inspection's request is in flight
+    release.set()
+    prepared._inspection.result()
+    assert events == ["inspected", "closed"]
+    prepared.close()  # after it: at once
+    assert events == ["inspected", "closed", "closed"]

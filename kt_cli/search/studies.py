@@ -121,14 +121,33 @@ class Preparation:
     def __init__(self, recipe: Recipe, source, processes_on_host: int = 1):
         self.evaluator = Evaluator(source, recipe, list(recipe.problem.verify_shapes), recipe.search.timeout,
                                    processes_on_host=processes_on_host)
-        self._inspection = InBackground(self.evaluator.inspect_module, list(recipe.problem.shapes))
+        self._lock = threading.Lock()
+        self._inspecting, self._closing = True, False
+        self._inspection = InBackground(self._inspect, list(recipe.problem.shapes))
+
+    def _inspect(self, shapes: list) -> dict:
+        try:
+            return self.evaluator.inspect_module(shapes)
+        finally:
+            with self._lock:
+                self._inspecting = False
+                closing = self._closing
+            if closing:
+                self.evaluator.close()
 
     def module_info(self) -> dict:
         """What inspect_module found (its error raised here)."""
         return self._inspection.result()
 
     def close(self) -> None:
-        self.evaluator.close()
+        """Stop the evaluator's workers (a run refused before it needed the module's facts). While the
+        inspection is under way it stops them when it ends: stopped from here, the worker's pipe was
+        closed by two threads at once (EBADF in place of the refusal's one line)."""
+        with self._lock:
+            self._closing = True
+            inspecting = self._inspecting
+        if not inspecting:
+            self.evaluator.close()
 
 
 class InBackground:

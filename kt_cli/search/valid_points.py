@@ -2,8 +2,8 @@
 
 A recipe's constraints refuse most of a space (the matmul recipe on sm_90: 1762 of 62208 points, 2.8%:
 a knob like UNITS == units keeps one value in four, shared memory and register limits cut the rest).
-An Optuna sampler knows nothing of them: before this, TPE's proposals broke a constraint in 161 of the
-257 trials of a matmul run (H200, 2026-11-26), each an Optuna trial of its own with its ask, its turn
+An Optuna sampler knows nothing of them: before this, TPE's proposals broke a constraint in 162 of the
+258 trials of a matmul run (H200, 2026-11-26), each an Optuna trial of its own with its ask, its turn
 and its storage writes in the CLI process, beside the trials the device waits for.
 
 Where a problem's space can be enumerated, kt knows its valid points (the feasibility check lists them
