@@ -5,7 +5,7 @@ import pytest
 
 from kt_cli.plugins import target as target_spec
 from kt_cli.recipe.parse import DTYPES, load_recipe
-from kt_cli.recipe.space import check_feasible, compile_constraint, constraint_env
+from kt_cli.recipe.space import compile_constraint, constraint_env, feasible_points
 from kt_cli.search.plan import build_space
 from tests.conftest import ROOT
 from tests.kernel_checks import compile_for, first_valid_params, inspect_module, stop_workers, verify
@@ -189,7 +189,7 @@ def test_library_recipe_has_valid_points_for_every_target_and_shape(recipe):
         if "UNITS" in {p.name for p in space.params}:  # the unit count is tied to the target, never free
             assert any("UNITS == units" == c.text for c in space.constraints)
         for shape in r.problem.shapes:
-            assert check_feasible(space, shape, spec.properties, r.problem.dtype_bytes, recipe) > 0
+            assert len(feasible_points(space, shape, spec.properties, r.problem.dtype_bytes, recipe)) > 0
 
 
 @pytest.mark.gpu

@@ -240,14 +240,6 @@ def constraint_env(params: dict, shape: dict, properties: dict, dtype_bytes: int
     return {**properties, **shape, "dtype_bytes": dtype_bytes, **params}
 
 
-def check_feasible(space: SearchSpace, shape: dict, properties: dict, dtype_bytes: int, where: str,
-                   limit: int = ENUMERATION_LIMIT) -> int | None:
-    """The number of points that meet every constraint (None: the space is too large to count); a space
-    where none does is refused, in one line (see feasible_points)."""
-    valid = feasible_points(space, shape, properties, dtype_bytes, where, limit)
-    return None if valid is None else len(valid)
-
-
 def feasible_points(space: SearchSpace, shape: dict, properties: dict, dtype_bytes: int, where: str,
                     limit: int = ENUMERATION_LIMIT) -> list[int] | None:
     """The indices of the points that meet every constraint, or, past `limit` points, None after checking

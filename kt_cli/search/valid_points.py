@@ -27,20 +27,20 @@ class ValidPoints:
     def __init__(self, space: SearchSpace, indices):
         import torch
 
-        self.space, self.indices = space, list(indices)
         self.names = [p.name for p in space.params]
         self.values = [list(p.all_values()) for p in space.params]
         self.position = [{_key(v): i for i, v in enumerate(values)} for values in self.values]
         self.weights = torch.tensor([_step_weight(p, len(v)) for p, v in zip(space.params, self.values)],
                                     dtype=torch.float32)
         self.ordered = torch.tensor([_is_ordered(p) for p in space.params])
-        self.grid = torch.tensor([self._value_indices(i) for i in self.indices], dtype=torch.float32)
-        self.taken = torch.zeros(len(self.indices), dtype=torch.bool)
-        self.row = {tuple(int(x) for x in r): n for n, r in enumerate(self.grid.tolist())}
+        rows = [tuple(self._value_indices(i)) for i in indices]
+        self.grid = torch.tensor(rows, dtype=torch.float32)
+        self.taken = torch.zeros(len(rows), dtype=torch.bool)
+        self.row = {r: n for n, r in enumerate(rows)}
         self.lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self.indices)
+        return len(self.row)
 
     def _value_indices(self, index: int) -> list[int]:
         """The position of each knob's value in its list, for the point at `index` (the last knob fastest)."""
@@ -91,7 +91,7 @@ class ValidPoints:
     def draw(self, rng: random.Random) -> dict:
         """A valid point not yet proposed, uniformly (any valid point once all were)."""
         with self.lock:
-            free = (~self.taken).nonzero().flatten().tolist() or list(range(len(self.indices)))
+            free = (~self.taken).nonzero().flatten().tolist() or list(range(len(self)))
             row = free[rng.randrange(len(free))]
             self.taken[row] = True
             return self.point(row)
@@ -119,6 +119,7 @@ def repairing(inner, valid: ValidPoints, space: SearchSpace, seed: int):
 
     distributions = {p.name: p.distribution() for p in space.params}
     varying = {p.name for p in space.params if len(p.all_values()) > 1}
+    single = {p.name: p.all_values()[0] for p in space.params if p.name not in varying}  # left out of joint draws
 
     class RepairingSampler(optuna.samplers.BaseSampler):
         def __init__(self):
@@ -139,7 +140,7 @@ def repairing(inner, valid: ValidPoints, space: SearchSpace, seed: int):
                 valid.mark(fixed)
                 return {}
             proposed = self.inner.sample_relative(study, trial, search_space)
-            point = valid.nearest({**_fixed(space), **proposed}, self.rng) if varying <= set(proposed) \
+            point = valid.nearest({**single, **proposed}, self.rng) if varying <= set(proposed) \
                 else valid.draw(self.rng)
             return {n: v for n, v in point.items() if n in search_space}
 
@@ -161,11 +162,6 @@ def repairing(inner, valid: ValidPoints, space: SearchSpace, seed: int):
             if not self.seen:
                 self.seen = True
                 for t in study.get_trials(deepcopy=False):
-                    valid.mark(t.params or {k: v for k, v in t.system_attrs.get("fixed_params", {}).items()})
+                    valid.mark(t.params or t.system_attrs.get("fixed_params", {}))
 
     return RepairingSampler()
-
-
-def _fixed(space: SearchSpace) -> dict:
-    """The knobs with a single value (Optuna's joint samplers leave them out)."""
-    return {p.name: p.all_values()[0] for p in space.params if len(p.all_values()) == 1}
