@@ -4,7 +4,8 @@
 
 Reads trials.jsonl (each trial's `phase_seconds`: compile, verify, time, and their steps, see
 kt_cli/evaluate/isolated.py and requests.time_held) and prints, for the candidates timed fully and
-for those raced out, the mean seconds of each step and its share of the device phases (verify + time):
+for those raced out, the mean seconds of each step and its share of the device phases (screen + verify
++ time):
 
 - compile: the wait for and the work of the CPU compile pool (cross-compiling, resources, estimate);
 - verify.inputs: the judge making (or handing out) the held inputs and reference outputs;
@@ -18,7 +19,10 @@ for those raced out, the mean seconds of each step and its share of the device p
   the interleaved samples with their flushes and bootstrap intervals);
 - time.checks: the launch watch's verdict, pristine checks and clock readings after sampling;
 - time.relay: the request's round trip between processes (pickling, the pipe);
-- time.judging: the judge checking what the last timed batch left.
+- time.judging: the judge checking what the last timed batch left;
+- screen.*: racing's first timing, before verification, of a candidate with a best to race against
+  (the same steps as time.*: the candidate alone, 3 warm-up calls, 5 samples); a candidate raced
+  out there has no verify.* or time.* steps.
 
 `seconds` of a trial (its wall time, the wait for a free device included) is shown beside them.
 """
@@ -29,7 +33,8 @@ import argparse
 import json
 from pathlib import Path
 
-STEPS = ("compile", "verify.inputs", "verify.load", "verify.launches", "verify.relay", "verify.judging", "time.inputs", "time.setup",
+STEPS = ("compile", "screen.inputs", "screen.setup", "screen.warm-up", "screen.capture", "screen.sampling",
+         "screen.checks", "screen.relay", "screen.judging", "verify.inputs", "verify.load", "verify.launches", "verify.relay", "verify.judging", "time.inputs", "time.setup",
          "time.warm-up", "time.capture", "time.sampling", "time.checks", "time.relay", "time.judging")
 
 
@@ -56,7 +61,7 @@ def breakdown(records: list[dict]) -> dict:
         entry["candidates"] += 1
         for step in STEPS:
             entry["sum"][step] = entry["sum"].get(step, 0.0) + phases.get(step, 0.0)
-        entry["device_s"] += phases.get("verify", 0.0) + phases.get("time", 0.0)
+        entry["device_s"] += phases.get("screen", 0.0) + phases.get("verify", 0.0) + phases.get("time", 0.0)
         entry["trial_s"] += trial.get("seconds") or 0.0
     for entry in out.values():
         n = entry["candidates"]
@@ -77,7 +82,7 @@ def table(result: dict) -> str:
             share = "" if step == "compile" or not device else f"{mean / device:.0%}"
             cells.append(f"{mean:.3f} | {share}")
         lines.append(f"| {step} | " + " | ".join(cells) + " |")
-    lines.append("| **verify + time (device phases)** | " + " | ".join(f"**{result[g]['device_s']:.3f}** | 100%"
+    lines.append("| **screen + verify + time (device phases)** | " + " | ".join(f"**{result[g]['device_s']:.3f}** | 100%"
                                                                      for g in groups) + " |")
     lines.append("| trial wall (wait for the device included) | " + " | ".join(f"{result[g]['trial_s']:.3f} | "
                                                                            for g in groups) + " |")

@@ -89,7 +89,7 @@ class TrialResult:
     seconds: float = 0.0  # wall time spent on the candidate
     worker: dict[str, Any] = field(default_factory=dict)  # host, pid and device that evaluated it
     output: str = ""  # what its worker processes printed for it, clipped to a few KB
-    phase_seconds: dict[str, float] = field(default_factory=dict)  # compile, verify, time (evaluate.phases)
+    phase_seconds: dict[str, float] = field(default_factory=dict)  # compile, screen, verify, time (evaluate.phases)
 
     def __post_init__(self):
         if self.failure_kind not in FAILURE_KINDS:

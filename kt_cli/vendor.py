@@ -79,6 +79,16 @@ class Timer(Protocol):
         """`rounds` timings of each callable taken back to back in alternating order (kt check);
         `method` "graph" times from graph replays where the device can capture."""
 
+    def measure_interleaved(self, fns: list[Callable[[], None]], method: str,
+                            before_batch: Callable[[], None] | None = None,
+                            stop: Callable[[list["Stats"]], bool] | None = None) -> list["Stats"]:
+        """Stats of each of `fns` (a candidate and its baseline) sampled in turn by one method, until
+        tight, capped, or `stop` (racing) says the samples settle it."""
+
+    def screen(self, fn: Callable[[], None], method: str, bound_s: float,
+               before_batch: Callable[[], None] | None = None) -> "Stats":
+        """Racing's cheap first timing of `fn` alone; `raced_out` when surely slower than `bound_s`."""
+
 
 class Vendor:
     """One GPU vendor: its compile targets, its devices, its compiler and its runtime.

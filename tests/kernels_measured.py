@@ -21,3 +21,7 @@ REPEATS = SCALED_ADD.replace(
     'SEEDS = [{"BLOCK": 1024, "REPEAT": 1}]\n\n\ndef launch(k, inputs, params):\n'
     '    for _ in range(params["REPEAT"] - 1):\n        launch_once(k, inputs, params)\n'
     '    launch_once(k, inputs, params)\n\n\ndef launch_once(k, inputs, params):\n')
+
+# REPEATS, but its slow points compute alpha = 0.25 instead of 0.5: wrong, and raced out if not judged
+WRONG_WHEN_SLOW = REPEATS.replace("0.5, n, BLOCK=block", "0.5 if params['REPEAT'] == 1 else 0.25, n, BLOCK=block")
+assert WRONG_WHEN_SLOW != REPEATS

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.helpers import SCALED_ADD, dsl_recipe, kt, kt_process
-from tests.kernels_measured import REPEATS, SKIPS_ON_REPEAT, SLOWABLE
+from tests.kernels_measured import REPEATS, SKIPS_ON_REPEAT, SLOWABLE, WRONG_WHEN_SLOW
 
 FAKE = ["--target", "fake:cpu"]
 
@@ -139,10 +139,42 @@ def test_a_candidate_that_cannot_win_is_raced_out_and_the_best_is_timed_fully(fa
     finally:
         evaluator.close()
     assert fast.ok and not fast.stats.get("raced_out") and fast.stats["calls"] >= 20
+    assert "screen" not in fast.phase_seconds  # the first candidate has no best to race against
     # 16x the work: stopped after its first, small batch, short of the ±1% target, and says so; still `ok`
     assert slow.ok and slow.stats["raced_out"] and slow.stats["calls"] == RACE_FIRST_SAMPLES
     assert slow.value > 5 * fast.value
-    assert fast_again.ok and not fast_again.stats.get("raced_out")  # it can still win: timed fully
+    # raced out at its screen, before verification: no verification runs, no baseline samples
+    assert "screen" in slow.phase_seconds and "verify" not in slow.phase_seconds and "time" not in slow.phase_seconds
+    assert "baseline" not in slow.stats and slow.stats["speedup"] is None
+    assert "raced out before verification" in slow.verification["scope"]
+    # it can still win: screened, then verified and timed fully beside the baseline
+    assert fast_again.ok and not fast_again.stats.get("raced_out")
+    assert {"screen", "verify", "time"} <= set(fast_again.phase_seconds)
+    assert fast_again.stats["baseline"]["calls"] == fast_again.stats["calls"] >= 20
+
+
+def test_a_candidate_raced_out_at_its_screen_is_still_judged_on_what_it_computed(fake_device, write, tmp_path,
+                                                                                monkeypatch):
+    """A slow candidate is raced out before it is verified, but the judge checks the problem's outputs
+    its screen left: one that computes a wrong answer is `wrong`, not `raced out`."""
+    from kt_cli.evaluate import evaluator as evaluator_module
+    from kt_cli.evaluate.evaluator import Evaluator
+    from kt_cli.kernel import KernelSource
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.search.plan import plan_targets
+
+    monkeypatch.setattr(evaluator_module, "RACE_MARGIN", 0.5)
+    recipe = load_recipe(dsl_recipe(write, WRONG_WHEN_SLOW, space="BLOCK = [512, 1024]\nREPEAT = [1, 16]"))
+    plan, shape = plan_targets(recipe, ("fake:cpu",))[0], {"N": 4096}
+    evaluator = Evaluator(KernelSource(str(tmp_path / "kernel.py"), "dsl", "kernel"), recipe, [], 60)
+    try:
+        evaluator.inspect_module([shape])
+        fast, slow = (evaluator.evaluate(plan, shape, {"BLOCK": 1024, "REPEAT": r}) for r in (1, 16))
+    finally:
+        evaluator.close()
+    assert fast.ok
+    assert slow.failure_kind == "wrong" and "after its first timed calls" in slow.message, slow
+    assert "screen" in slow.phase_seconds and "verify" not in slow.phase_seconds
 
 
 def test_a_best_measured_by_another_process_on_the_same_device_model_races_this_ones_candidates(

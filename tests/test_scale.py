@@ -379,3 +379,25 @@ def test_the_compile_pool_takes_the_hosts_cores_shared_by_its_kt_processes_withi
     monkeypatch.setattr(evaluator.os, "sched_getaffinity", lambda pid: set(range(128)), raising=False)
     monkeypatch.setattr(evaluator, "_available_memory_bytes", lambda: 0)  # not readable: cores alone
     assert evaluator.compile_pool_size() == evaluator.COMPILE_WORKERS_MAX
+
+
+def test_the_compile_pool_yields_the_cpu_to_the_workers_on_the_device_path(write, tmp_path):
+    """The compile pool fills the host's cores; the device's worker (whose host thread launches what is
+    timed) and the judge must not wait behind it for a core: the compile workers run niced."""
+    from kt_cli.evaluate.evaluator import COMPILE_NICENESS, Evaluator
+    from kt_cli.kernel import KernelSource
+    from kt_cli.recipe.parse import load_recipe
+    from tests.helpers import dsl_recipe
+
+    recipe = load_recipe(dsl_recipe(write))
+    evaluator = Evaluator(KernelSource(str(tmp_path / "kernel.py"), "dsl", "kernel"), recipe, [], 60,
+                          compile_workers=2)
+    try:
+        compiler, interpreter = evaluator.compile_pool.workers[0], evaluator.interpreter.workers[0]
+        for worker in (compiler, interpreter):
+            worker.ensure_started()
+        mine = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, compiler._proc.pid) == min(19, mine + COMPILE_NICENESS)
+        assert os.getpriority(os.PRIO_PROCESS, interpreter._proc.pid) == mine
+    finally:
+        evaluator.close()

@@ -63,6 +63,26 @@ def test_interleaved_timing_runs_before_batch_before_every_batch_and_times_both_
     assert 2 < b.median / k.median < 4
 
 
+def test_a_screen_times_the_candidate_alone_once_and_races_it_out_only_when_surely_above_the_bound():
+    import time
+
+    from kt_cli.evaluate.timing import RACE_FIRST_SAMPLES
+
+    timer = EventTimer(CpuRuntime(), flush_bytes=1 << 16)
+    calls, batches = [], []
+
+    def kernel():
+        calls.append(1)
+        time.sleep(0.001)
+
+    slow = timer.screen(kernel, "events", bound_s=0.0002, before_batch=lambda: batches.append(len(calls)))
+    assert slow.raced_out and slow.calls == RACE_FIRST_SAMPLES and not slow.precise
+    # three warm-up calls (no warm-up by time), poisoned outputs once, then the samples
+    assert batches == [3] and len(calls) == 3 + RACE_FIRST_SAMPLES
+    close = timer.screen(kernel, "events", bound_s=0.005)
+    assert not close.raced_out  # below the bound: verified and timed fully next
+
+
 def test_the_cpu_device_never_uses_graphs():
     timer = EventTimer(CpuRuntime(), flush_bytes=1 << 16)
     assert timer.choose_method(lambda: None) == "events"
@@ -121,3 +141,50 @@ def test_the_host_launch_work_of_a_call_is_not_timed_as_the_calls():
     first, second = timer.paired(kernel, anchor, rounds=120)
     assert max(abs(s / 190e-6 - 1) for s in first[1:]) < 0.005
     assert max(abs(s / 400e-6 - 1) for s in second[1:]) < 0.005
+
+
+class _CapturingDevice(_QueuedDevice):
+    """_QueuedDevice that can capture: a graph replays the captured calls' device time in one launch."""
+
+    def __init__(self):
+        super().__init__()
+        self.recording: list | None = None
+
+    def launch(self, host_s: float, device_s: float) -> float:
+        if self.recording is not None:
+            self.recording.append(device_s)
+            return self.free_at
+        return super().launch(host_s, device_s)
+
+    def capture(self, work):
+        self.recording = []
+        try:
+            work()
+        finally:
+            captured, self.recording = sum(self.recording), None
+        device = self
+
+        class Graph:
+            def replay(self):
+                device.launch(2e-6, captured)
+
+        return Graph()
+
+
+def test_a_busy_host_does_not_make_a_short_baseline_look_long_enough_for_event_timing():
+    """With kt's compile pool on every core, the device worker is descheduled between launches: an event
+    sample then holds the wait. A 10 µs baseline must still get graph timing (a median probe chose
+    events on an H100, and the problem's Triton candidates were timed with their launch work)."""
+    import itertools
+
+    device = _CapturingDevice()
+    timer = EventTimer(device, flush_bytes=1 << 16)
+
+    class Flush:
+        def fill_(self, value):
+            device.launch(5e-6, 35e-6)
+
+    timer._flush = Flush()
+    waits = itertools.cycle([400e-6, 400e-6, 0.0, 400e-6, 0.0])  # 3 launches in 5 wait for the CPU
+    baseline = lambda: device.launch(5e-6 + next(waits), 10e-6)  # noqa: E731
+    assert timer.choose_method(baseline) == "graph"

@@ -17,7 +17,7 @@ from kt_cli.evaluate.phases import PhaseClock
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.interpreter_fixes import not_interpretable
-from kt_cli.evaluate.pool import WorkerPool
+from kt_cli.evaluate.pool import NICE_ENV, WorkerPool
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 
 if TYPE_CHECKING:
@@ -37,6 +37,10 @@ COMPILE_WORKER_BYTES = 1 << 30  # memory a compile worker may take (torch, Trito
 # host (30 workers) the matmul recipe's trials waited 9.5 s each instead of 2.9 s, for no shorter run
 # (46 and 58 s, against 41 s with 14 workers on a 16-core host; benchmarks/results/s13).
 COMPILE_WORKERS_MAX = 16
+# The compile pool fills the host's cores; its workers yield to kt's others (the device's worker, whose
+# host thread launches what is timed and feeds the device, the judge, the search), which would otherwise
+# wait for a core behind a compile.
+COMPILE_NICENESS = 10
 
 
 def compile_pool_size(processes_on_host: int = 1) -> int:
@@ -77,7 +81,7 @@ class Evaluator:
                  processes_on_host: int = 1):
         self.source, self.recipe, self.verify_shapes, self.timeout = source, recipe, verify_shapes, timeout
         self.compile_pool = WorkerPool(compile_workers or compile_pool_size(processes_on_host),
-                                       {"TRITON_INTERPRET": "0"})
+                                       {"TRITON_INTERPRET": "0", NICE_ENV: str(COMPILE_NICENESS)})
         self.compile_deadline = CompileDeadline(timeout, recipe.search.compile_timeout)
         self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})
         self.verifier = IsolatedVerifier(timeout, {"TRITON_INTERPRET": "1"})
@@ -334,8 +338,9 @@ class Evaluator:
             exc = WorkerFailure("pruned", pruned)
             exc.resources = compiled["resources"]
             raise exc
-        # Racing: a candidate whose interval lies wholly above the best one's (plus RACE_MARGIN) stops
-        # sampling early; only a candidate that can still win gets the full protocol.
+        # Racing: a candidate whose first samples lie wholly above the best one's interval (plus
+        # RACE_MARGIN) is raced out before it is verified; only one that can still win gets the full
+        # protocol (IsolatedVerifier.verify_and_time), and its sampling stops as soon as it cannot.
 
         def race() -> float | None:  # read when its timing starts, after the candidates timed before it
             return self.fastest[key] * (1 + RACE_MARGIN) if key in self.fastest and RACE_MARGIN is not None else None
@@ -347,10 +352,10 @@ class Evaluator:
         except WorkerFailure as exc:
             exc.resources = compiled["resources"]
             raise
-        stats = out["stats"]
-        speedup = out["baseline"]["median"] / stats["median"] if stats["median"] > 0 else None
+        stats, base = out["stats"], out["baseline"]  # no baseline for a candidate raced out at its screen
+        speedup = base["median"] / stats["median"] if base and stats["median"] > 0 else None
         return {"value": stats["median"], "resources": compiled["resources"],
-                "stats": {**stats, "baseline": out["baseline"], "timer": out["timer"], "speedup": speedup,
+                "stats": {**stats, **({"baseline": base} if base else {}), "timer": out["timer"], "speedup": speedup,
                           "estimate": compiled.get("estimate", {}),
                           "throttled": throttled(stats.get("device_state", {}))},
                 "verification": verification}

@@ -88,41 +88,60 @@ class IsolatedVerifier:
         return WorkerFailure("interpreter", message) if message else None
 
     def time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, recipe_tolerance=None,
-             race: Callable[[], float | None] = lambda: None, clock: PhaseClock | None = None) -> dict:
+             race_s: float | None = None, clock: PhaseClock | None = None, screen: bool = False) -> dict:
         """Measured mode, after verify(): time the candidate on the first run's held tensors (stopping
-        early once it is surely slower than what `race` returns when timing starts), then have the judge
-        check what the last timed batch left (the judge poisoned them before timing)."""
+        early once it is surely slower than `race_s`), then have the judge check what the last timed
+        batch left (the judge poisoned them before timing). With `screen`: racing's first timing,
+        before verify() (requests.time_held); the judge's verdict on its batch is returned as
+        "verification". `clock`'s steps are named after the phase: time.* or screen.*."""
         clock = clock or PhaseClock()
+        phase = "screen" if screen else "time"
         first = case_plan(shapes)[:1]
-        with clock.phase("time.inputs"):
+        with clock.phase(f"{phase}.inputs"):
             held = self._judge("hold_cases", source=source, runs=first, dtype=candidate.dtype, seed=seed)
         started = time.perf_counter()
         out = worker.call("time_held", {"source": source, "candidate": candidate, "target": self.target,
                                         "shared": held["shared"], "outputs": held["outputs"][0],
-                                        "race_s": race()},
+                                        "race_s": race_s, "screen": screen,
+                                        "watched_names": self.watched_names if screen else ()},
                           self.timeout, restart_on=RESTART_ON)
         steps = out.pop("steps", {})
         for step, seconds in steps.items():
-            clock.add(f"time.{step}", seconds)
-        clock.add("time.relay", time.perf_counter() - started - sum(steps.values()))
-        with clock.phase("time.judging"):
-            self._judge("judge_cases", source=source, runs=first, dtype=candidate.dtype, seed=seed,
-                        tolerance=recipe_tolerance, after="after the timed calls: ")
-        return out
+            clock.add(f"{phase}.{step}", seconds)
+        clock.add(f"{phase}.relay", time.perf_counter() - started - sum(steps.values()))
+        with clock.phase(f"{phase}.judging"):
+            verdict = self._judge("judge_cases", source=source, runs=first, dtype=candidate.dtype, seed=seed,
+                                  tolerance=recipe_tolerance,
+                                  after="after its first timed calls: " if screen else "after the timed calls: ")
+        return {**out, "verification": verdict} if screen else out
 
     def verify_and_time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, clock: PhaseClock,
                         recipe_tolerance=None, race: Callable[[], float | None] = lambda: None) -> tuple[dict, dict]:
         """Measured mode: (verification, timing) of one candidate on the problem and `shapes`; `clock`
-        learns how long each took (the wait for the device left out); `race` as in time()."""
+        learns how long each took (the wait for the device left out). Racing: where `race` (read once
+        the device is this candidate's) gives a bound, the candidate is screened first (time(screen=
+        True)); one whose first samples lie surely above the bound is raced out there, with the
+        judge's verdict on the problem's outputs its screen left as its verification: it cannot win,
+        so it gets neither the full verification nor the full timing. Any other is verified, then
+        timed fully (racing on against the bound)."""
         from kt_cli.evaluate.requests import split_params
 
         params, options = split_params(candidate.params, self.target.launch_options)
         with self.lock:
+            bound = race()
+            if bound is not None:
+                with clock.phase("screen"):
+                    screened = self.time(worker, source, candidate, shapes, seed, recipe_tolerance, bound, clock,
+                                         screen=True)
+                if screened["stats"]["raced_out"]:
+                    verdict = screened.pop("verification")
+                    return {**verdict, "scope": "raced out before verification: the timed problem's outputs "
+                                                "after its first samples"}, screened
             with clock.phase("verify"):
                 verification = self.verify(worker, source, params, options, shapes, candidate.dtype, seed,
                                            recipe_tolerance, clock)
             with clock.phase("time"):
-                return verification, self.time(worker, source, candidate, shapes, seed, recipe_tolerance, race,
+                return verification, self.time(worker, source, candidate, shapes, seed, recipe_tolerance, bound,
                                                clock)
 
 

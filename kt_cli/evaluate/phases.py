@@ -1,12 +1,10 @@
-"""How long one candidate spent in each phase of its evaluation: compile, verify, time."""
+"""How long one candidate spent in each phase of its evaluation: compile, screen (racing's first timing,
+measured mode), verify, time; and each step inside them ("verify.launches", ...)."""
 
 from __future__ import annotations
 
 import contextlib
 import time
-
-PHASES = ("compile", "verify", "time")
-
 
 class PhaseClock:
     """Wall seconds per phase of one candidate, kept when the phase ends in a failure too."""

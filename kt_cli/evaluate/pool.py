@@ -28,9 +28,15 @@ def fp_fusion_default() -> str:
     return os.environ.get("TRITON_DEFAULT_FP_FUSION", "1")
 
 
+NICE_ENV = "KT_WORKER_NICE"  # a worker's niceness increment (a pool of background work: kt's compile pool)
+
+
 def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int) -> None:
     os.environ.clear()  # a forked worker starts with the fork server's environment: it gets kt's of now
     os.environ.update(env)
+    if env.get(NICE_ENV):
+        with contextlib.suppress(OSError, ValueError):
+            os.nice(int(env[NICE_ENV]))
     enter_scratch(scratch_dir, output_path, parent_pid)  # a candidate's prints and files stay out of kt's way
     try:
         from kt_cli.evaluate import requests as execute

@@ -390,11 +390,16 @@ def _candidate_device(target) -> "_Device | None":
     return _Device(vendor, *_present(vendor, target))
 
 
-def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: float | None = None) -> dict:
+def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: float | None = None,
+              screen: bool = False, watched_names: tuple = ()) -> dict:
     """Measured mode, after the judge accepted the candidate: time it interleaved with the baseline op
     on the first run's held tensors, by the one method chosen for this problem, re-poisoning the
     outputs before every batch; the judge then checks what the last batch left. Racing: with
-    `race_s`, sampling stops after any batch whose interval puts the candidate's median above it."""
+    `race_s`, sampling stops after any batch whose interval puts the candidate's median above it.
+    With `screen` (and `race_s`), before verification: racing's cheap first timing of the candidate
+    alone (EventTimer.screen), no baseline; its first calls are watched as verification watches a
+    launch (`watched_names` tripwired: a launch that behaves otherwise on its first calls is caught as
+    it would be there), and the judge checks what its batch left all the same."""
     from kt_cli.evaluate.held_cases import open_shared
 
     started = time.perf_counter()
@@ -404,31 +409,41 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     timer = device.vendor.timer(device.device)
     inputs = open_shared(shared)[0]
     launch, baseline = kernel.bound_launch(inputs, params, options), lambda: kernel.baseline(inputs)
-    watch = LaunchWatch(())
+    watch, first_watch = LaunchWatch(()), LaunchWatch(watched_names)
 
     def watched_launch():
         with watch.watching_work():
             launch()
 
+    def fully_watched_launch():
+        with first_watch.watching():
+            launch()
+
     method = _problem_method(timer, (source.path, tuple(candidate.shape.items()), candidate.dtype), baseline)
     before = device.vendor.device_state(device.device)
     setup = time.perf_counter() - started
+    poison = lambda: _poison_outputs(inputs, outputs)  # noqa: E731
     try:
-        stats, base = timer.measure_interleaved([watched_launch, baseline], method,
-                                                lambda: _poison_outputs(inputs, outputs),
-                                                stop=None if race_s is None else lambda s: s[0].ci_low > race_s)
+        if screen:
+            stats, base = timer.screen(watched_launch, method, race_s, poison, fully_watched_launch), None
+        else:
+            stats, base = timer.measure_interleaved([watched_launch, baseline], method, poison,
+                                                    stop=None if race_s is None else lambda s: s[0].ci_low > race_s)
+    except WorkerFailure:  # a tripwire of the watch: the rejection as it is
+        raise
     except Exception as exc:
         raise _classify_launch_error(exc, device.vendor) from None
     finally:
         device.synchronize()
     check_pristine("a timed launch")  # nothing patched kt (the watch included) while timed
+    first_watch.verdict()  # a screen's first calls launched their kernels and did nothing else
     watch.verdict()  # the timed calls did their work in their kernels, on the timed stream
     after = device.vendor.device_state(device.device)
     del inputs, launch, baseline
     steps = {"setup": setup, **getattr(timer, "last_steps", {})}
     steps["checks"] = time.perf_counter() - started - sum(steps.values())
     return {"stats": {**stats.to_json(), "device_state": {"before": before, "after": after}},
-            "baseline": base.to_json(), "timer": timer.name, "steps": steps}
+            "baseline": base.to_json() if base else None, "timer": timer.name, "steps": steps}
 
 
 def _present(vendor, target, index: int | None = None):

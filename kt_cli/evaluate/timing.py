@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 WARMUP_S = 0.025
@@ -143,10 +143,10 @@ class EventTimer:
             self._flush = torch.empty(self.flush_bytes // 4, dtype=torch.int32, device=self.runtime.torch_device)
         return self._flush
 
-    def _warm_up(self, *fns: Callable[[], None]) -> None:
-        """Call each of `fns` until WARMUP_S has passed and each ran WARMUP_CALLS times."""
+    def _warm_up(self, *fns: Callable[[], None], seconds: float = WARMUP_S) -> None:
+        """Call each of `fns` until `seconds` have passed and each ran WARMUP_CALLS times."""
         started, calls = time.perf_counter(), 0
-        while calls < WARMUP_CALLS or time.perf_counter() - started < WARMUP_S:
+        while calls < WARMUP_CALLS or time.perf_counter() - started < seconds:
             for fn in fns:
                 fn()
             calls += 1
@@ -158,10 +158,14 @@ class EventTimer:
 
     def choose_method(self, fn: Callable[[], None]) -> str:
         """"graph" when `fn`'s event-timed probe is under graph_below_s and the device can capture it,
-        else "events". kt chooses once per problem, from the baseline op."""
+        else "events". kt chooses once per problem, from the baseline op. The probe is the fastest of
+        5 event samples: a sample also holds whatever kept the host from launching `fn` on time, and
+        with kt's compile pool busy on every core the device worker is descheduled for hundreds of µs
+        at a time (on an H100 the median of 5 once chose events for a 10 µs GEMM: every Triton
+        candidate of the problem was then timed with its host launch work, 107 µs)."""
         flush = self._flush_buffer()
         self._warm_up(fn)
-        probe = sorted(self._event_samples(fn, flush, 5))[2]
+        probe = self._probe_s(fn, flush)
         if probe < self.graph_below_s and self._graph_sampler_or_none(fn, flush, probe) is not None:
             return "graph"
         return "events"
@@ -192,6 +196,33 @@ class EventTimer:
             return self._take(samplers, n, flush)
 
         stats = sample_until_tight(batch, method, self.rel_ci, self.max_seconds, stop=stop)
+        self.last_steps = {"warm-up": warm - started, "capture": ready - warm,
+                           "sampling": time.perf_counter() - ready}
+        return stats
+
+    def screen(self, fn: Callable[[], None], method: str, bound_s: float,
+               before_batch: Callable[[], None] | None = None,
+               first_calls: Callable[[], None] | None = None) -> Stats:
+        """Racing's cheap first timing, before a candidate is verified: WARMUP_CALLS calls (of
+        `first_calls` where given: the same launch, watched more closely than a timed call can be),
+        then one batch of RACE_FIRST_SAMPLES samples of `fn` alone by the problem's `method`. `raced_out` when
+        the interval's lower end lies above `bound_s` (the best so far plus the race's margin): such a
+        candidate cannot win, and nothing more of it runs on the device. Otherwise the caller verifies
+        it and times it fully, beside the baseline (measure_interleaved). The device is kept warm by
+        the candidates timed before it; what a new binary's first calls cost (its load) is in the
+        warm-up calls."""
+        started = time.perf_counter()
+        flush = self._flush_buffer()
+        self._warm_up(first_calls or fn, seconds=0.0)
+        warm = time.perf_counter()
+        samplers = self._samplers([fn], flush, method)
+        ready = time.perf_counter()
+        if before_batch is not None:
+            before_batch()
+            self.runtime.synchronize()
+        samples = self._take(samplers, RACE_FIRST_SAMPLES, flush)[0]
+        stats = summarize(samples, method, precise=False)
+        stats = replace(stats, raced_out=stats.ci_low > bound_s)
         self.last_steps = {"warm-up": warm - started, "capture": ready - warm,
                            "sampling": time.perf_counter() - ready}
         return stats
@@ -233,8 +264,7 @@ class EventTimer:
         by_events = [lambda fn=fn: self._queue_event_sample(fn, flush) for fn in fns]
         if method != "graph":
             return by_events
-        graphed = [self._graph_sampler_or_none(fn, flush, sorted(self._event_samples(fn, flush, 5))[2])
-                   for fn in fns]
+        graphed = [self._graph_sampler_or_none(fn, flush, self._probe_s(fn, flush)) for fn in fns]
         return by_events if None in graphed else graphed
 
     def _queue_event_sample(self, fn, flush) -> Callable[[], float]:
@@ -244,6 +274,10 @@ class EventTimer:
         fn()
         end.record()
         return lambda: start.seconds_until(end)
+
+    def _probe_s(self, fn, flush) -> float:
+        """The fastest of 5 event samples of `fn`: its device time, less whatever held the host back."""
+        return min(self._event_samples(fn, flush, 5))
 
     def _event_samples(self, fn, flush, n: int) -> list[float]:
         reads = [self._queue_event_sample(fn, flush) for _ in range(n)]

@@ -46,8 +46,9 @@ class Tally:
     done: int = 0
     kinds: dict = field(default_factory=dict)
     raced_out: int = 0  # ok candidates whose timing stopped early: they could not be the best
+    raced_out_unverified: int = 0  # of those, the ones stopped at their screen, before verification
     studies: dict = field(default_factory=dict)  # study_key -> StudyProgress
-    phase_seconds: dict = field(default_factory=dict)  # compile, verify, time: summed over candidates
+    phase_seconds: dict = field(default_factory=dict)  # compile, screen, verify, time: summed over candidates
     found_complete: bool = True  # every study's budget was spent before this run began
     written_by: dict | None = None  # the process that wrote the artifact, when another did
     last_failure: str = ""
@@ -76,7 +77,9 @@ class Tally:
             self.done += 1
         if not result.ok:
             self.last_failure = f"{result.failure_kind}: {result.message}"
-        self.raced_out += bool(result.ok and result.stats.get("raced_out"))
+        raced = bool(result.ok and result.stats.get("raced_out"))
+        self.raced_out += raced
+        self.raced_out_unverified += raced and "verify" not in result.phase_seconds
         for phase, seconds in result.phase_seconds.items():
             self.phase_seconds[phase] = self.phase_seconds.get(phase, 0.0) + seconds
         key = study_key(result)
@@ -104,7 +107,8 @@ class Tally:
         failed = {k: n for k, n in self.kinds.items() if k not in ("ok", "invalid", "pruned")}
         parts = [f"{ok - self.raced_out} {'verified and estimated' if estimated else 'timed fully'}"]
         if self.raced_out:
-            parts.append(f"{self.raced_out} raced out (stopped once surely slower than the best)")
+            parts.append(f"{self.raced_out} raced out (stopped once surely slower than the best; "
+                         f"{self.raced_out_unverified} at their first samples, before verification)")
         by_model = self.kinds.get("pruned", 0)
         parts.append(f"{self.kinds.get('invalid', 0) + by_model} pruned"
                      + (f" ({by_model} predicted far slower by the cost model, not sent to the device)" if by_model else ""))
@@ -114,7 +118,7 @@ class Tally:
                  + ", ".join(parts)]
         if self.phase_seconds:
             phases = ", ".join(f"{name} {duration(self.phase_seconds[name])}"
-                               for name in ("compile", "verify", "time") if name in self.phase_seconds)
+                               for name in ("compile", "screen", "verify", "time") if name in self.phase_seconds)
             busy = (f"; device busy {self.device_busy_seconds / self.wall_seconds:.0%} of the run"
                     if self.device_busy_seconds and self.wall_seconds else "")
             lines.append(f"time in each phase, summed over candidates: {phases}{busy}")
@@ -124,6 +128,7 @@ class Tally:
         """Add another process's tally of the same run (kt tune --workers)."""
         self.done += other.done
         self.raced_out += other.raced_out
+        self.raced_out_unverified += other.raced_out_unverified
         for kind, n in other.kinds.items():
             self.kinds[kind] = self.kinds.get(kind, 0) + n
         for phase, seconds in other.phase_seconds.items():
