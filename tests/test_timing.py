@@ -75,10 +75,16 @@ def test_a_screen_times_the_candidate_alone_once_and_races_it_out_only_when_sure
         calls.append(1)
         time.sleep(0.001)
 
-    slow = timer.screen(kernel, "events", bound_s=0.0002, before_batch=lambda: batches.append(len(calls)))
+    def first_call():
+        calls.append("watched")
+        kernel()
+
+    slow = timer.screen(kernel, "events", bound_s=0.0002, before_batch=lambda: batches.append(len(calls)),
+                        first_call=first_call)
     assert slow.raced_out and slow.calls == RACE_FIRST_SAMPLES and not slow.precise
-    # three warm-up calls (no warm-up by time), poisoned outputs once, then the samples
-    assert batches == [3] and len(calls) == 3 + RACE_FIRST_SAMPLES
+    # the watched first call, three warm-up calls (no warm-up by time), poisoned outputs once, the samples
+    assert calls[:2] == ["watched", 1] and calls.count("watched") == 1
+    assert batches == [5] and len(calls) == 5 + RACE_FIRST_SAMPLES
     close = timer.screen(kernel, "events", bound_s=0.005)
     assert not close.raced_out  # below the bound: verified and timed fully next
 

@@ -12,15 +12,17 @@ import json
 
 
 def held_spans(spans: list) -> list[tuple[float, float]]:
-    """The device's busy spans: each candidate's verification start to its timing's end (one thread
-    holds the device's lock between them); a candidate that failed verification holds it for that alone."""
-    verify = sorted((s for s in spans if s[0] == "device: verify"), key=lambda s: s[2])
-    timed = [s for s in spans if s[0] == "device: time"]
-    held = []
-    for _, thread, start, end in verify:
-        after = [t for t in timed if t[1] == thread and t[2] >= end - 1e-6 and t[2] - end < 0.5]
-        held.append((start, min(after, key=lambda t: t[2])[3] if after else end))
-    return sorted(held)
+    """The device's busy spans: the verification and timing requests (a raced-out candidate's screen is
+    a timing request of its own), merged where one follows another within a millisecond (one thread
+    holds the device's lock from a candidate's screen to its timing's end)."""
+    held: list[list[float]] = []
+    for _, _, start, end in sorted((s for s in spans if s[0] in ("device: verify", "device: time")),
+                                   key=lambda s: s[2]):
+        if held and start - held[-1][1] < 1e-3:
+            held[-1][1] = max(held[-1][1], end)
+        else:
+            held.append([start, end])
+    return [(start, end) for start, end in held]
 
 
 def main(argv=None) -> None:

@@ -397,8 +397,8 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     outputs before every batch; the judge then checks what the last batch left. Racing: with
     `race_s`, sampling stops after any batch whose interval puts the candidate's median above it.
     With `screen` (and `race_s`), before verification: racing's cheap first timing of the candidate
-    alone (EventTimer.screen), no baseline; its first calls are watched as verification watches a
-    launch (`watched_names` tripwired: a launch that behaves otherwise on its first calls is caught as
+    alone (EventTimer.screen), no baseline; its first call is watched as verification watches a
+    launch (`watched_names` tripwired: a launch that behaves otherwise on its first call is caught as
     it would be there), and the judge checks what its batch left all the same."""
     from kt_cli.evaluate.held_cases import open_shared
 
@@ -436,7 +436,7 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     finally:
         device.synchronize()
     check_pristine("a timed launch")  # nothing patched kt (the watch included) while timed
-    first_watch.verdict()  # a screen's first calls launched their kernels and did nothing else
+    first_watch.verdict()  # a screen's first call launched its kernels and did nothing else
     watch.verdict()  # the timed calls did their work in their kernels, on the timed stream
     after = device.vendor.device_state(device.device)
     del inputs, launch, baseline

@@ -202,10 +202,10 @@ class EventTimer:
 
     def screen(self, fn: Callable[[], None], method: str, bound_s: float,
                before_batch: Callable[[], None] | None = None,
-               first_calls: Callable[[], None] | None = None) -> Stats:
-        """Racing's cheap first timing, before a candidate is verified: WARMUP_CALLS calls (of
-        `first_calls` where given: the same launch, watched more closely than a timed call can be),
-        then one batch of RACE_FIRST_SAMPLES samples of `fn` alone by the problem's `method`. `raced_out` when
+               first_call: Callable[[], None] | None = None) -> Stats:
+        """Racing's cheap first timing, before a candidate is verified: WARMUP_CALLS calls (the first
+        of them `first_call` where given: the same launch, watched more closely than a timed call can
+        be), then one batch of RACE_FIRST_SAMPLES samples of `fn` alone by the problem's `method`. `raced_out` when
         the interval's lower end lies above `bound_s` (the best so far plus the race's margin): such a
         candidate cannot win, and nothing more of it runs on the device. Otherwise the caller verifies
         it and times it fully, beside the baseline (measure_interleaved). The device is kept warm by
@@ -213,7 +213,9 @@ class EventTimer:
         warm-up calls."""
         started = time.perf_counter()
         flush = self._flush_buffer()
-        self._warm_up(first_calls or fn, seconds=0.0)
+        if first_call is not None:
+            first_call()
+        self._warm_up(fn, seconds=0.0)  # WARMUP_CALLS more: a graph's capture needs warm calls before it
         warm = time.perf_counter()
         samplers = self._samplers([fn], flush, method)
         ready = time.perf_counter()
