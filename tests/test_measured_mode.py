@@ -30,7 +30,8 @@ def test_measured_tune_verifies_and_times_candidate_and_baseline_alike(fake_devi
     stats = entry["stats"]
     # the baseline was timed in the same trial, by the same method, one sample beside each kernel sample
     assert stats["baseline"]["method"] == stats["method"] == "events"
-    assert stats["baseline"]["calls"] == stats["calls"] >= 20
+    assert stats["baseline"]["calls"] == stats["calls"]
+    assert stats["calls"] >= 20 or not stats["precise"]  # a loaded CPU may reach the fake timer's 0.3 s cap first
     assert stats["speedup"] == pytest.approx(stats["baseline"]["median"] / stats["median"])
     assert stats["device_state"]["before"]["temperature_c"] == 40 and stats["throttled"] is False
     assert "check_speedup" in stats and len(stats["check_block_ratios"]) == 5  # kt check's protocol, at tune time
@@ -122,9 +123,10 @@ def test_a_candidate_that_cannot_win_is_raced_out_and_the_best_is_timed_fully(fa
     from kt_cli.evaluate.evaluator import Evaluator
     from kt_cli.evaluate.timing import RACE_FIRST_SAMPLES
 
-    # A CPU shared with other tests drifts by more than the 3% a GPU is raced at: the same kernel timed
-    # twice must not be raced out by that drift, a 16x slower one still is.
-    monkeypatch.setattr(evaluator_module, "RACE_MARGIN", 0.5)
+    # A CPU shared with other tests (or a CI run beside them) drifts by far more than the 3% a GPU is
+    # raced at, and a screen samples after four calls: the same kernel timed twice must not be raced out
+    # by that drift, a 16x slower one still is.
+    monkeypatch.setattr(evaluator_module, "RACE_MARGIN", 3.0)
     from kt_cli.kernel import KernelSource
     from kt_cli.recipe.parse import load_recipe
     from kt_cli.search.plan import plan_targets
@@ -150,7 +152,7 @@ def test_a_candidate_that_cannot_win_is_raced_out_and_the_best_is_timed_fully(fa
     # it can still win: screened, then verified and timed fully beside the baseline
     assert fast_again.ok and not fast_again.stats.get("raced_out")
     assert {"screen", "verify", "time"} <= set(fast_again.phase_seconds)
-    assert fast_again.stats["baseline"]["calls"] == fast_again.stats["calls"] >= 20
+    assert fast_again.stats["baseline"]["calls"] == fast_again.stats["calls"] > RACE_FIRST_SAMPLES
 
 
 def test_a_candidate_raced_out_at_its_screen_is_still_judged_on_what_it_computed(fake_device, write, tmp_path,

@@ -1,6 +1,7 @@
 """What a worker's start costs, step by step, on this host: the fork server's boot (it imports torch),
-one interpreter worker forked from it (Triton, torch._dynamo through kt's launch-watch snapshot), and,
-in a fresh interpreter, each import of that chain alone.
+one interpreter worker forked from it (Triton, kt's launch-watch snapshot), a second worker, and, in a
+fresh interpreter, each import a worker may make alone (torch._dynamo: only a worker that watches
+launches, once idle, kt_cli.evaluate.requests.warm_watch).
 
     python benchmarks/experiments/worker_start.py
 """

@@ -17,7 +17,7 @@ from kt_cli.evaluate.phases import PhaseClock
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.interpreter_fixes import not_interpretable
-from kt_cli.evaluate.pool import NICE_ENV, WorkerPool
+from kt_cli.evaluate.pool import NICE_ENV, WARM_ENV, WorkerPool
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ class Evaluator:
         self.compile_pool = WorkerPool(compile_workers or compile_pool_size(processes_on_host),
                                        {"TRITON_INTERPRET": "0", NICE_ENV: str(COMPILE_NICENESS)})
         self.compile_deadline = CompileDeadline(timeout, recipe.search.compile_timeout)
-        self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})
+        self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1", WARM_ENV: "1"})  # watches static mode's launches
         self.verifier = IsolatedVerifier(timeout, {"TRITON_INTERPRET": "1"})
         self.device_pools: dict[str, WorkerPool] = {}  # vendor name -> the worker that owns its device
         self.device_judges: dict[str, IsolatedVerifier] = {}  # vendor name -> the judge on its device
@@ -110,7 +110,7 @@ class Evaluator:
         if vendor_name not in self.device_pools:
             from kt_cli import plugins
 
-            self.device_pools[vendor_name] = WorkerPool(1, plugins.vendor(vendor_name).worker_env())
+            self.device_pools[vendor_name] = WorkerPool(1, {**plugins.vendor(vendor_name).worker_env(), WARM_ENV: "1"})
         return self.device_pools[vendor_name]
 
     def device_judge(self, spec: TargetSpec) -> IsolatedVerifier:

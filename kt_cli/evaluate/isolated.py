@@ -18,7 +18,7 @@ from typing import Callable
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.launch_watch import every_watched_name
 from kt_cli.evaluate.phases import PhaseClock
-from kt_cli.evaluate.pool import WorkerPool
+from kt_cli.evaluate.pool import WARM_ENV, WorkerPool
 from kt_cli.evaluate.verify import case_plan
 
 
@@ -151,4 +151,4 @@ def device_workers(spec, timeout: float, device=None) -> tuple[WorkerPool, Isola
 
     vendor = plugins.vendor(spec.vendor)
     env = {**vendor.worker_env(), **(vendor.pin_env(device) if device is not None else {})}
-    return WorkerPool(1, env), IsolatedVerifier(timeout, env, spec)
+    return WorkerPool(1, {**env, WARM_ENV: "1"}), IsolatedVerifier(timeout, env, spec)

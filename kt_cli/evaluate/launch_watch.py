@@ -87,17 +87,11 @@ class Pristine:
     """Identities of the guarded functions and classes' members, as they were before any candidate."""
 
     def __init__(self):
-        self.entries: dict[str, tuple] = {}  # dotted name -> (owner, attribute, id of the stored object)
+        self.entries: dict[str, tuple] = {}  # dotted name -> (owner, attribute, the object stored there)
         self._owners: set = set()
 
     def take(self, extra_names: tuple = ()) -> None:
         """Remember what is not remembered yet (vendor names are added once the vendor is known)."""
-        if not self._owners:  # entering a dispatch mode the first time imports torch._dynamo, which
-            import torch      # replaces torch.manual_seed: let that happen before the snapshot
-
-            watch = LaunchWatch()
-            with _tensor_ops(watch), _leaving_torch(watch):
-                torch.ones(1).add(1)
         for module_name in GUARDED_MODULES:
             try:
                 self._remember_members(module_name, importlib.import_module(module_name))
@@ -107,7 +101,7 @@ class Pristine:
             found = resolve(dotted, static=True)
             if found is None:
                 continue
-            self.entries.setdefault(dotted, (found[0], found[1], id(found[2])))
+            self.entries.setdefault(dotted, (found[0], found[1], found[2]))
             if isinstance(found[2], type):  # its members too, also when its module remembered the class
                 self._remember_members(dotted, found[2])
 
@@ -117,13 +111,32 @@ class Pristine:
         self._owners.add(prefix)
         for name, value in list(vars(owner).items()):
             if callable(value) and not name.startswith("__") or name in ("__eq__", "__torch_function__"):
-                self.entries[f"{prefix}.{name}"] = (owner, name, id(value))
+                self.entries[f"{prefix}.{name}"] = (owner, name, value)
 
     def replaced(self) -> list[str]:
-        """The guarded names whose object is no longer the one remembered."""
-        missing = object()
-        return [dotted for dotted, (owner, name, ident) in self.entries.items()
-                if id(inspect.getattr_static(owner, name, missing)) != ident]
+        """The guarded names whose object is no longer the one remembered. torch's own wrapper of the
+        remembered object is not a replacement, and is remembered in its place: importing
+        torch._dynamo (which kt's first dispatch mode does, kt_cli.evaluate.requests.warm_watch) wraps
+        torch.manual_seed so."""
+        missing, out = object(), []
+        for dotted, (owner, name, remembered) in list(self.entries.items()):
+            now = inspect.getattr_static(owner, name, missing)
+            if now is remembered:
+                continue
+            if _torch_wrapper_of(now, remembered):
+                self.entries[dotted] = (owner, name, now)
+                continue
+            out.append(dotted)
+        return out
+
+
+def _torch_wrapper_of(now, remembered) -> bool:
+    """Whether `now` is a wrapper torch itself made of `remembered` (functools.wraps in torch's code)."""
+    import torch
+
+    code = getattr(now, "__code__", None)
+    return (getattr(now, "__wrapped__", None) is remembered and code is not None
+            and os.path.abspath(code.co_filename).startswith(os.path.dirname(os.path.abspath(torch.__file__)) + os.sep))
 
 
 PRISTINE = Pristine()

@@ -29,6 +29,8 @@ def fp_fusion_default() -> str:
 
 
 NICE_ENV = "KT_WORKER_NICE"  # a worker's niceness increment (a pool of background work: kt's compile pool)
+WARM_ENV = "KT_WORKER_WARM"  # "1": a worker that watches launches; it readies the watch once idle
+WARM_AFTER_IDLE_S = 0.5  # idle this long (no request pending), such a worker readies the watch
 
 
 def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int) -> None:
@@ -46,8 +48,13 @@ def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int)
         conn.send(("error", ("crash", f"worker could not start: {exc!r}")))
         return
     conn.send(("ready", None))
+    warm = env.get(WARM_ENV) == "1"
     while True:
         try:
+            if warm and not conn.poll(WARM_AFTER_IDLE_S):
+                warm = False
+                with contextlib.suppress(Exception):  # the first watched launch then pays it
+                    execute.warm_watch()
             op, payload = conn.recv()
         except (EOFError, KeyboardInterrupt):
             return

@@ -16,6 +16,21 @@ def prepare_worker() -> None:
     """Called once when a worker process starts, before it runs any candidate code."""
     PRISTINE.take(every_watched_name())
 
+
+def warm_watch() -> None:
+    """Enter the launch watch's dispatch mode once, so that its one-off cost (the first entry imports
+    torch._dynamo: 2.7 s on a GPU host, more than Triton and kt together) is not paid by the first
+    watched launch. A worker that watches launches calls it once it is idle (kt_cli.evaluate.pool): its
+    start, and a worker that never watches one (compiling, judging, inspecting), skip it."""
+    import torch
+
+    from kt_cli.evaluate.launch_watch import _leaving_torch, _tensor_ops
+
+    watch = LaunchWatch()
+    with _tensor_ops(watch), _leaving_torch(watch):
+        torch.ones(1).add(1)
+    check_pristine("entering the launch watch")  # torch's own wrappers only (Pristine.replaced)
+
 _kernels: dict = {}
 _detected: dict = {}  # vendor name -> its devices, as this worker found them
 _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen for that problem
