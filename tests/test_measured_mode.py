@@ -117,29 +117,34 @@ def test_workers_share_the_study_across_two_fake_devices(write, tmp_path):
     assert all(r["stats"].get("check_speedup") for r in _manifest(out)["results"])
 
 
+def _evaluated_in_turn(write, tmp_path, kernel_text: str, repeats: tuple) -> list:
+    """The REPEAT points of `kernel_text` (tests/kernels_measured.py) evaluated one after another on the
+    fake device, as the device takes them: the first is the best so far, whatever it is."""
+    from kt_cli.evaluate.evaluator import Evaluator
+    from kt_cli.kernel import KernelSource
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.search.plan import plan_targets
+
+    recipe = load_recipe(dsl_recipe(write, kernel_text, space="BLOCK = [512, 1024]\nREPEAT = [1, 16]"))
+    plan, shape = plan_targets(recipe, ("fake:cpu",))[0], {"N": 4096}
+    evaluator = Evaluator(KernelSource(str(tmp_path / "kernel.py"), "dsl", "kernel"), recipe, [], 60)
+    try:
+        evaluator.inspect_module([shape])
+        return [evaluator.evaluate(plan, shape, {"BLOCK": 1024, "REPEAT": r}) for r in repeats]
+    finally:
+        evaluator.close()
+
+
 def test_a_candidate_that_cannot_win_is_raced_out_and_the_best_is_timed_fully(fake_device, write, tmp_path,
                                                                                monkeypatch):
     from kt_cli.evaluate import evaluator as evaluator_module
-    from kt_cli.evaluate.evaluator import Evaluator
     from kt_cli.evaluate.timing import RACE_FIRST_SAMPLES
 
     # A CPU shared with other tests (or a CI run beside them) drifts by far more than the 3% a GPU is
     # raced at, and a screen samples after four calls: the same kernel timed twice must not be raced out
     # by that drift, a 16x slower one still is.
     monkeypatch.setattr(evaluator_module, "RACE_MARGIN", 3.0)
-    from kt_cli.kernel import KernelSource
-    from kt_cli.recipe.parse import load_recipe
-    from kt_cli.search.plan import plan_targets
-
-    recipe = load_recipe(dsl_recipe(write, REPEATS, space="BLOCK = [512, 1024]\nREPEAT = [1, 16]"))
-    plan, shape = plan_targets(recipe, ("fake:cpu",))[0], {"N": 4096}
-    evaluator = Evaluator(KernelSource(str(tmp_path / "kernel.py"), "dsl", "kernel"), recipe, [], 60)
-    try:
-        evaluator.inspect_module([shape])
-        # one after another, as the device takes them: the first is the best so far, whatever it is
-        fast, slow, fast_again = (evaluator.evaluate(plan, shape, {"BLOCK": 1024, "REPEAT": r}) for r in (1, 16, 1))
-    finally:
-        evaluator.close()
+    fast, slow, fast_again = _evaluated_in_turn(write, tmp_path, REPEATS, (1, 16, 1))
     assert fast.ok and not fast.stats.get("raced_out") and fast.stats["calls"] >= 20
     assert "screen" not in fast.phase_seconds  # the first candidate has no best to race against
     # 16x the work: stopped after its first, small batch, short of the ±1% target, and says so; still `ok`
@@ -160,20 +165,9 @@ def test_a_candidate_raced_out_at_its_screen_is_still_judged_on_what_it_computed
     """A slow candidate is raced out before it is verified, but the judge checks the problem's outputs
     its screen left: one that computes a wrong answer is `wrong`, not `raced out`."""
     from kt_cli.evaluate import evaluator as evaluator_module
-    from kt_cli.evaluate.evaluator import Evaluator
-    from kt_cli.kernel import KernelSource
-    from kt_cli.recipe.parse import load_recipe
-    from kt_cli.search.plan import plan_targets
 
     monkeypatch.setattr(evaluator_module, "RACE_MARGIN", 0.5)
-    recipe = load_recipe(dsl_recipe(write, WRONG_WHEN_SLOW, space="BLOCK = [512, 1024]\nREPEAT = [1, 16]"))
-    plan, shape = plan_targets(recipe, ("fake:cpu",))[0], {"N": 4096}
-    evaluator = Evaluator(KernelSource(str(tmp_path / "kernel.py"), "dsl", "kernel"), recipe, [], 60)
-    try:
-        evaluator.inspect_module([shape])
-        fast, slow = (evaluator.evaluate(plan, shape, {"BLOCK": 1024, "REPEAT": r}) for r in (1, 16))
-    finally:
-        evaluator.close()
+    fast, slow = _evaluated_in_turn(write, tmp_path, WRONG_WHEN_SLOW, (1, 16))
     assert fast.ok
     assert slow.failure_kind == "wrong" and "after its first timed calls" in slow.message, slow
     assert "screen" in slow.phase_seconds and "verify" not in slow.phase_seconds

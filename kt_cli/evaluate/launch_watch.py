@@ -142,6 +142,16 @@ def _torch_wrapper_of(now, remembered) -> bool:
 PRISTINE = Pristine()
 
 
+def enter_dispatch_mode_once() -> None:
+    """Enter the watch's torch modes once. The first entry imports torch._dynamo (2.7 s on a GPU host,
+    more than Triton and kt together), which wraps torch.manual_seed (Pristine.replaced accepts it)."""
+    import torch
+
+    watch = LaunchWatch()
+    with _tensor_ops(watch), _leaving_torch(watch):
+        torch.ones(1).add(1)
+
+
 def every_watched_name() -> tuple:
     """Vendor.watched_names of every registered vendor, once each."""
     from kt_cli import plugins

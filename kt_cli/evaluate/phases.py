@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import time
 
+
 class PhaseClock:
     """Wall seconds per phase of one candidate, kept when the phase ends in a failure too."""
 

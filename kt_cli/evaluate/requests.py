@@ -10,7 +10,8 @@ from kt_cli.kernel import (Kernel, KernelModuleError, NotInterpretable, autotune
                            record_launches)
 from kt_cli.types import Resources, shape_key
 from kt_cli.evaluate.failure import WorkerFailure
-from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch, check_pristine, every_watched_name
+from kt_cli.evaluate.launch_watch import (PRISTINE, LaunchWatch, check_pristine, enter_dispatch_mode_once,
+                                          every_watched_name)
 
 def prepare_worker() -> None:
     """Called once when a worker process starts, before it runs any candidate code."""
@@ -18,18 +19,12 @@ def prepare_worker() -> None:
 
 
 def warm_watch() -> None:
-    """Enter the launch watch's dispatch mode once, so that its one-off cost (the first entry imports
-    torch._dynamo: 2.7 s on a GPU host, more than Triton and kt together) is not paid by the first
-    watched launch. A worker that watches launches calls it once it is idle (kt_cli.evaluate.pool): its
-    start, and a worker that never watches one (compiling, judging, inspecting), skip it."""
-    import torch
-
-    from kt_cli.evaluate.launch_watch import _leaving_torch, _tensor_ops
-
-    watch = LaunchWatch()
-    with _tensor_ops(watch), _leaving_torch(watch):
-        torch.ones(1).add(1)
+    """Ready the launch watch (launch_watch.enter_dispatch_mode_once), so that its one-off cost is not
+    paid by the first watched launch. A worker that watches launches calls it once it is idle
+    (kt_cli.evaluate.pool); its start, and a worker that never watches one (compiling, judging), skip it."""
+    enter_dispatch_mode_once()
     check_pristine("entering the launch watch")  # torch's own wrappers only (Pristine.replaced)
+
 
 _kernels: dict = {}
 _detected: dict = {}  # vendor name -> its devices, as this worker found them
