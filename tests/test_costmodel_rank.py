@@ -35,6 +35,11 @@ FRESH = {
     "s8": (RESULTS / "rank_fresh_h100_s8.jsonl", RESULTS / "calibrate_h100_s8.json", 8,
            {"rho_median": 0.74, "rho_worst": 0.38, "winner_within_10pct": 0.74, "top8_recall": 1.0,
             "error_median": 0.25, "ties": 34}),
+    # three measured matmul searches on an H200 (2026-11-26, results/s14/final), not calibrated: the
+    # model misses most targets there (docs/costmodel.md), these floors only keep it from getting worse
+    "s14": (RESULTS / "rank_fresh_h200_s14.jsonl", None, 3,
+            {"rho_median": 0.5, "rho_worst": 0.48, "winner_within_10pct": 0.0, "top8_recall": 0.66,
+             "error_median": 0.12, "ties": 390}),
 }
 
 
@@ -58,7 +63,7 @@ def test_the_model_ranks_the_stored_measurements_at_least_as_well_as_today(quali
 def test_the_model_ranks_a_fresh_calibrated_run_at_least_as_well_as_today(run, monkeypatch):
     dataset, calibration_run, problems, floors = FRESH[run]
     monkeypatch.setattr(rank, "CALIBRATIONS", {})
-    rank.use_calibrations([calibration_run])
+    rank.use_calibrations([calibration_run] if calibration_run else [])
     per, summary = rank.quality(rank.load([dataset]))
     assert summary["problems"] == problems
     assert run != "s9" or any("lstm" in k for k in per)  # a kernel the model was never developed on
