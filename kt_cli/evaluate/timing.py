@@ -160,9 +160,9 @@ class EventTimer:
         """"graph" when `fn`'s event-timed probe is under graph_below_s and the device can capture it,
         else "events". kt chooses once per problem, from the baseline op. The probe is the fastest of
         5 event samples: a sample also holds whatever kept the host from launching `fn` on time, and
-        with kt's compile pool busy on every core the device worker is descheduled for hundreds of µs
-        at a time (on an H100 the median of 5 once chose events for a 10 µs GEMM: every Triton
-        candidate of the problem was then timed with its host launch work, 107 µs)."""
+        with kt's compile pool busy on every core the device worker can wait for a core between
+        launches (on an H100 the median of 5 most likely chose events for a 10 µs GEMM: every Triton
+        candidate of the problem read 107-115 µs, their host launch work)."""
         flush = self._flush_buffer()
         self._warm_up(fn)
         probe = self._probe_s(fn, flush)
