@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tests.helpers import ROOT, SCALED_ADD, dsl_recipe, kt
+from tests.helpers import ROOT, SCALED_ADD, dsl_recipe, kt, kt_process
 
 pytestmark = pytest.mark.gpu
 
@@ -31,6 +31,31 @@ def test_measured_result_carries_the_timing_record(write, tmp_path):
     assert 0.05 < stats["fraction_of_peak"] < 1.0 and stats["speedup"] > 0
     assert entry["resources"]["registers"] > 0  # cross-compiled ahead in the compile pool
     assert "device busy" in result.stdout
+
+
+def test_a_candidate_that_cannot_win_is_raced_out_at_its_screen_before_verification(write, tmp_path):
+    """Racing's screen on a real device (kt_cli/evaluate/isolated.py verify_and_time): the 16x-work point,
+    evaluated after the fast one, is timed alone on a few samples and raced out there, with no
+    verification runs and no baseline; the winner was verified and timed fully beside its baseline."""
+    from tests.kernels_measured import REPEATS
+
+    # the fast point alone first (the kernel's SEEDS), then the slow one in a resumed run: the order the
+    # device takes them in is then fixed (two trials in flight at once may reach it either way round)
+    result, art, trials = _measured(write, tmp_path, REPEATS, "BLOCK = [1024]\nREPEAT = [1, 16]", 1)
+    assert result.exit_code == 0 and [t["params"]["REPEAT"] for t in trials] == [1], result.stderr
+    recipe = tmp_path / "recipe.toml"
+    recipe.write_text(recipe.read_text().replace("trials = 1\n", "trials = 2\n"))
+    result = kt_process("tune", recipe, "--out", tmp_path / "art")  # another process, as a resumed run is
+    assert result.returncode == 0, result.stdout + result.stderr
+    trials = [json.loads(l) for l in (art / "trials.jsonl").read_text().splitlines()]
+    fast, slow = sorted(trials, key=lambda t: t["params"]["REPEAT"])
+    assert fast["failure_kind"] == slow["failure_kind"] == "ok"
+    assert "baseline" in fast["stats"] and {"verify", "time"} <= set(fast["phase_seconds"])
+    assert slow["stats"]["raced_out"] and "baseline" not in slow["stats"]
+    assert "screen" in slow["phase_seconds"] and "verify" not in slow["phase_seconds"]
+    assert slow["phase_seconds"]["screen"] < 0.5  # five samples of a few ms, not the full protocol
+    (entry,) = json.loads((art / "manifest.json").read_text())["results"]
+    assert entry["params"]["REPEAT"] == 1 and "scope" not in entry["verification"]
 
 
 ILLEGAL_ADDRESS = SCALED_ADD.replace(

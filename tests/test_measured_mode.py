@@ -204,6 +204,34 @@ def test_a_best_measured_by_another_process_on_the_same_device_model_races_this_
     assert second.ok and second.stats["raced_out"]  # the same model's best does
 
 
+def test_a_resumed_run_races_its_candidates_against_the_best_of_the_runs_before(fake_device, write, tmp_path):
+    """The best another process measured (a run before this one, or another `kt tune --workers` worker)
+    bounds this process's race as its own would, read from the study itself. Until 2026-11-26 it was
+    read from a field no stored result had, and every such candidate was verified and timed fully."""
+    recipe = dsl_recipe(write, REPEATS, space="BLOCK = [1024]\nREPEAT = [1, 16]", extra='sampler = "grid"',
+                        trials=1)
+    out = tmp_path / "out"
+    assert kt("tune", recipe, *FAKE, "--out", out).exit_code == 0
+    assert [t["params"]["REPEAT"] for t in _trials(out)] == [1]  # the kernel's SEEDS point first
+    recipe.write_text(recipe.read_text().replace("trials = 1\n", "trials = 2\n"))
+    result = kt_process("tune", recipe, *FAKE, "--out", out)  # another process, as a resumed run is
+    assert result.returncode == 0, result.stdout + result.stderr
+    slow = next(t for t in _trials(out) if t["params"]["REPEAT"] == 16)
+    assert slow["stats"]["raced_out"] and "verify" not in slow["phase_seconds"], slow["phase_seconds"]
+    assert _manifest(out)["results"][0]["params"]["REPEAT"] == 1
+
+
+def test_results_stored_before_kt_kept_their_device_model_still_name_it():
+    from kt_cli.evaluate.evaluator import device_model
+    from kt_cli.types import TrialResult
+
+    stored = TrialResult("ok", {}, "fake:cpu", {"N": 1}, "measured", worker={"device": "Fake CPU device #1"})
+    assert device_model(stored) == "Fake CPU device"
+    assert device_model(TrialResult("ok", {}, "fake:cpu", {"N": 1}, "measured", stats={"device": "X"})) == "X"
+    assert device_model(TrialResult("ok", {}, "nvidia:sm_90", {"N": 1}, "estimated",
+                                    worker={"device": "cpu (static)"})) is None
+
+
 def test_the_summary_counts_raced_out_candidates_apart(fake_device, write, tmp_path):
     out = tmp_path / "out"
     result = kt("tune", dsl_recipe(write, REPEATS, space="BLOCK = [512, 1024]\nREPEAT = [1, 16]", trials=4),

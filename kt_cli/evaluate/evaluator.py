@@ -211,7 +211,7 @@ class Evaluator:
         """A result another process sharing the study measured: on a device of the same model as this
         process's, its interval races and its estimate prunes this process's candidates too (each
         worker of `kt tune --workers N` would otherwise time fully what another already beat)."""
-        if plan.device is not None and result.stats.get("device") == plan.device.name:
+        if plan.device is not None and device_model(result) == plan.device.name:
             self._learn(result)
 
     def _learn(self, result: TrialResult) -> None:
@@ -356,9 +356,21 @@ class Evaluator:
         speedup = base["median"] / stats["median"] if base and stats["median"] > 0 else None
         return {"value": stats["median"], "resources": compiled["resources"],
                 "stats": {**stats, **({"baseline": base} if base else {}), "timer": out["timer"], "speedup": speedup,
+                          "device": plan.device.name if plan.device is not None else None,
                           "estimate": compiled.get("estimate", {}),
                           "throttled": throttled(stats.get("device_state", {}))},
                 "verification": verification}
+
+
+def device_model(result: TrialResult) -> str | None:
+    """The device model a measured result was timed on: its stats' `device`, or, for results stored
+    before kt kept it there, the name in its worker record ("NAME #INDEX", kt_cli.search.scale.whoami).
+    Until 2026-11-26 observe() read only the first, which no result carried: a `kt tune --workers N`
+    worker, or a resumed run, never raced its candidates against another process's best."""
+    if result.stats.get("device"):
+        return result.stats["device"]
+    where = (result.worker or {}).get("device") or ""
+    return where.rsplit(" #", 1)[0] if " #" in where else None
 
 
 def above_peak(fraction: float | None) -> str:
