@@ -33,9 +33,10 @@ import argparse
 import json
 from pathlib import Path
 
-STEPS = ("compile", "screen.inputs", "screen.setup", "screen.warm-up", "screen.capture", "screen.sampling",
-         "screen.checks", "screen.relay", "screen.judging", "verify.inputs", "verify.load", "verify.launches", "verify.relay", "verify.judging", "time.inputs", "time.setup",
-         "time.warm-up", "time.capture", "time.sampling", "time.checks", "time.relay", "time.judging")
+TIMING_STEPS = ("inputs", "setup", "warm-up", "capture", "sampling", "checks", "relay", "judging")  # screen.*, time.*
+STEPS = ("compile", *(f"screen.{s}" for s in TIMING_STEPS),
+         *(f"verify.{s}" for s in ("inputs", "load", "launches", "relay", "judging")),
+         *(f"time.{s}" for s in TIMING_STEPS))
 
 
 def trials(artifact: Path) -> list[dict]:

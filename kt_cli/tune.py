@@ -38,7 +38,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     start_fork_server_in_background()  # every worker is forked from it: it boots while devices are detected
     prepared = None
     if workers == 1 and not getattr(generator, "needs_context", False):
-        # the module inspected and the compile pool started while the devices are detected
+        # the module inspected while the devices are detected (the compile pool starts once they are)
         prepared = Preparation(recipe, kernel_source(recipe, [], out_dir))
     try:
         plans = plan_targets(recipe, requested_targets)
@@ -54,7 +54,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
                                                    progress, source)
     else:
         source, plans, studies, tally, results = _tune_here(recipe, requested_targets, storage_url, shared,
-                                                            progress, source, prepared)
+                                                            progress, source, prepared, plans)
     if profile:
         from kt_cli.evaluate.profile import profile_results
 
@@ -102,12 +102,13 @@ def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: lis
 
 
 def _tune_here(recipe: Recipe, requested_targets, storage_url: str, shared: bool, progress, source,
-               prepared=None):
-    """The studies in this process; the winners paired with their reference by the tuning's own device
-    workers while they are up. Returns (source, plans, studies, tally, results)."""
+               prepared=None, plans=None):
+    """The studies in this process (of `plans`, when tune() has planned them: devices detected once);
+    the winners paired with their reference by the tuning's own device workers while they are up.
+    Returns (source, plans, studies, tally, results)."""
     finish = functools.partial(collect_and_pair, recipe=recipe, source=source)
     source, plans, studies, tally = run_studies(recipe, requested_targets, storage_url, shared, progress,
-                                                source=source, finish=finish, prepared=prepared)
+                                                source=source, finish=finish, prepared=prepared, plans=plans)
     return source, plans, studies, tally, tally.results
 
 

@@ -356,7 +356,7 @@ class Evaluator:
         speedup = base["median"] / stats["median"] if base and stats["median"] > 0 else None
         return {"value": stats["median"], "resources": compiled["resources"],
                 "stats": {**stats, **({"baseline": base} if base else {}), "timer": out["timer"], "speedup": speedup,
-                          "device": plan.device.name if plan.device is not None else None,
+                          "device": plan.device.name,  # what observe() matches in other processes
                           "estimate": compiled.get("estimate", {}),
                           "throttled": throttled(stats.get("device_state", {}))},
                 "verification": verification}

@@ -411,6 +411,7 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     launch (`watched_names` tripwired: a launch that behaves otherwise on its first call is caught as
     it would be there), and the judge checks what its batch left all the same."""
     from kt_cli.evaluate.held_cases import open_shared
+    from kt_cli.evaluate.verify import launch_watched
 
     started = time.perf_counter()
     device = _candidate_device(target)
@@ -419,15 +420,14 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     timer = device.vendor.timer(device.device)
     inputs = open_shared(shared)[0]
     launch, baseline = kernel.bound_launch(inputs, params, options), lambda: kernel.baseline(inputs)
-    watch, first_watch = LaunchWatch(()), LaunchWatch(watched_names)
+    watch = LaunchWatch(())
 
     def watched_launch():
         with watch.watching_work():
             launch()
 
-    def fully_watched_launch():
-        with first_watch.watching():
-            launch()
+    def verified_launch():  # the screen's first call: as verification launches, its rejection raised
+        launch_watched(kernel, inputs, params, options, watched_names, device.synchronize)
 
     method = _problem_method(timer, (source.path, tuple(candidate.shape.items()), candidate.dtype), baseline)
     before = device.vendor.device_state(device.device)
@@ -435,7 +435,7 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     poison = lambda: _poison_outputs(inputs, outputs)  # noqa: E731
     try:
         if screen:
-            stats, base = timer.screen(watched_launch, method, race_s, poison, fully_watched_launch), None
+            stats, base = timer.screen(watched_launch, method, race_s, poison, verified_launch), None
         else:
             stats, base = timer.measure_interleaved([watched_launch, baseline], method, poison,
                                                     stop=None if race_s is None else lambda s: s[0].ci_low > race_s)
@@ -446,7 +446,6 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     finally:
         device.synchronize()
     check_pristine("a timed launch")  # nothing patched kt (the watch included) while timed
-    first_watch.verdict()  # a screen's first call launched its kernels and did nothing else
     watch.verdict()  # the timed calls did their work in their kernels, on the timed stream
     after = device.vendor.device_state(device.device)
     del inputs, launch, baseline

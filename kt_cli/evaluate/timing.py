@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable
 
 WARMUP_S = 0.025
@@ -178,13 +178,14 @@ class EventTimer:
 
     def measure_interleaved(self, fns: list[Callable[[], None]], method: str,
                             before_batch: Callable[[], None] | None = None,
-                            stop: Callable[[list[Stats]], bool] | None = None) -> list[Stats]:
+                            stop: Callable[[list[Stats]], bool] | None = None, warm_up_s: float = WARMUP_S,
+                            max_samples: int = 2000) -> list[Stats]:
         """Stats of each of `fns`, timed with one `method`, one sample of each in turn (the order
-        alternating), until every median is tight or the time cap is reached, or `stop` (racing) ends
-        it early. `before_batch` runs (untimed) before every batch."""
+        alternating), until every median is tight or the time cap or `max_samples` is reached, or `stop`
+        (racing) ends it early. `before_batch` runs (untimed) before every batch."""
         started = time.perf_counter()
         flush = self._flush_buffer()
-        self._warm_up(*fns)
+        self._warm_up(*fns, seconds=warm_up_s)
         warm = time.perf_counter()
         samplers = self._samplers(fns, flush, method)
         ready = time.perf_counter()
@@ -195,7 +196,7 @@ class EventTimer:
                 self.runtime.synchronize()
             return self._take(samplers, n, flush)
 
-        stats = sample_until_tight(batch, method, self.rel_ci, self.max_seconds, stop=stop)
+        stats = sample_until_tight(batch, method, self.rel_ci, self.max_seconds, stop=stop, max_samples=max_samples)
         self.last_steps = {"warm-up": warm - started, "capture": ready - warm,
                            "sampling": time.perf_counter() - ready}
         return stats
@@ -203,30 +204,20 @@ class EventTimer:
     def screen(self, fn: Callable[[], None], method: str, bound_s: float,
                before_batch: Callable[[], None] | None = None,
                first_call: Callable[[], None] | None = None) -> Stats:
-        """Racing's cheap first timing, before a candidate is verified: WARMUP_CALLS calls (the first
-        of them `first_call` where given: the same launch, watched more closely than a timed call can
-        be), then one batch of RACE_FIRST_SAMPLES samples of `fn` alone by the problem's `method`. `raced_out` when
-        the interval's lower end lies above `bound_s` (the best so far plus the race's margin): such a
-        candidate cannot win, and nothing more of it runs on the device. Otherwise the caller verifies
-        it and times it fully, beside the baseline (measure_interleaved). The device is kept warm by
-        the candidates timed before it; what a new binary's first calls cost (its load) is in the
-        warm-up calls."""
+        """Racing's cheap first timing, before a candidate is verified: `first_call` where given (the
+        same launch, watched more closely than a timed call can be), WARMUP_CALLS calls with no warm-up
+        by time, then one batch of RACE_FIRST_SAMPLES samples of `fn` alone by the problem's `method`.
+        `raced_out` when the interval's lower end lies above `bound_s` (the best so far plus the race's
+        margin): such a candidate cannot win, and nothing more of it runs on the device. Otherwise the
+        caller verifies it and times it fully, beside the baseline. The device is kept warm by the
+        candidates timed before it; what a new binary's first calls cost (its load) is in the warm-up."""
         started = time.perf_counter()
-        flush = self._flush_buffer()
         if first_call is not None:
             first_call()
-        self._warm_up(fn, seconds=0.0)  # WARMUP_CALLS more: a graph's capture needs warm calls before it
-        warm = time.perf_counter()
-        samplers = self._samplers([fn], flush, method)
-        ready = time.perf_counter()
-        if before_batch is not None:
-            before_batch()
-            self.runtime.synchronize()
-        samples = self._take(samplers, RACE_FIRST_SAMPLES, flush)[0]
-        stats = summarize(samples, method, precise=False)
-        stats = replace(stats, raced_out=stats.ci_low > bound_s)
-        self.last_steps = {"warm-up": warm - started, "capture": ready - warm,
-                           "sampling": time.perf_counter() - ready}
+        first = time.perf_counter() - started
+        (stats,) = self.measure_interleaved([fn], method, before_batch, stop=lambda s: s[0].ci_low > bound_s,
+                                            warm_up_s=0.0, max_samples=RACE_FIRST_SAMPLES)
+        self.last_steps["warm-up"] += first
         return stats
 
     def paired(self, first: Callable[[], None], second: Callable[[], None], rounds: int,

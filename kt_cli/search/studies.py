@@ -174,15 +174,16 @@ class InBackground:
 
 def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url: str, shared: bool,
                 progress=None, source=None, finish=None, processes_on_host: int = 1,
-                prepared: Preparation | None = None):
+                prepared: Preparation | None = None, plans: list | None = None):
     """Drive every study of the recipe to its budget. Returns (source, plans, [(plan, shape, study)], tally).
     `finish(studies, evaluator)`, if given, runs after the studies while the evaluator's workers are
     still up (the winners' pairing with their reference reuses the device's); what it returns is kept
-    as `tally.results`. `prepared`: the run's evaluator and module inspection, already begun (of `source`)."""
+    as `tally.results`. `prepared`: the run's evaluator and module inspection, already begun (of `source`);
+    `plans`: the targets, already planned in this process (else the devices are detected here)."""
     if prepared is None and source is not None:  # the inspection beside the device detection below
         prepared = Preparation(recipe, source, processes_on_host)
     try:
-        plans = plan_targets(recipe, requested_targets)
+        plans = plans if plans is not None else plan_targets(recipe, requested_targets)
     except BaseException:
         if prepared is not None:
             prepared.close()
