@@ -81,8 +81,9 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
 
 def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: list, storage_url: str, progress,
                      source):
-    """The studies in `workers` processes (kt_cli.search.scale); the first pairs the winners with their
-    reference on its own device workers once every study is done. Returns (studies, tally, results)."""
+    """The studies in `workers` processes (kt_cli.search.scale); the first pairs each winner with its
+    reference on its own device workers as its study ends there. A study that other workers' trials
+    changed after that is paired again here. Returns (studies, tally, results)."""
     names = [(plan, shape, study_name(recipe, plan, shape, source.sha256()))
              for plan in plans for shape in recipe.problem.shapes]
     make_storage_dir(storage_url)
@@ -93,11 +94,11 @@ def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: lis
                                                          processes_on_host=workers),
                               poll, first_only={"finish": finish})
     studies = [(plan, shape, scale.load_study(name, storage_url)) for plan, shape, name in names]
-    results = artifact.collect(studies, recipe.search.shortlist)
-    paired = tally.results
-    if paired is not None and [len(r["trials"]) for r in paired] == [len(r["trials"]) for r in results]:
-        return studies, tally, paired
-    pair_with_reference(results, source, recipe)  # the first worker ended early: on fresh device workers
+    collected = artifact.collect(studies, recipe.search.shortlist)
+    paired = tally.results or [None] * len(collected)
+    results = [p if p is not None and len(p["trials"]) == len(r["trials"]) else r for r, p in zip(collected, paired)]
+    # trials finished after the first worker's pairing (or it ended early): on fresh device workers
+    pair_with_reference([r for r, p in zip(results, paired) if r is not p], source, recipe)
     return studies, tally, results
 
 
@@ -112,12 +113,12 @@ def _tune_here(recipe: Recipe, requested_targets, storage_url: str, shared: bool
     return source, plans, studies, tally, tally.results
 
 
-def collect_and_pair(studies, evaluator, recipe: Recipe, source) -> list[dict]:
-    """The studies' results (kt_cli.artifact.collect), their measured winners paired with their
-    reference (on `evaluator`'s device workers; None: fresh ones)."""
-    results = artifact.collect(studies, recipe.search.shortlist)
-    pair_with_reference(results, source, recipe, evaluator)
-    return results
+def collect_and_pair(plan, shape, study, evaluator, recipe: Recipe, source) -> dict:
+    """A study's result (kt_cli.artifact.collect), its measured winner paired with its reference (on
+    `evaluator`'s device workers; None: fresh ones)."""
+    (result,) = artifact.collect([(plan, shape, study)], recipe.search.shortlist)
+    pair_with_reference([result], source, recipe, evaluator)
+    return result
 
 
 def destinations(recipe: Recipe, out_dir: Path | None, storage: str | None) -> tuple[Path, str]:

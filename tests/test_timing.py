@@ -51,6 +51,41 @@ def test_a_racing_candidate_far_slower_than_the_best_stops_after_a_few_samples_a
     assert not stats[0].raced_out and stats[0].precise and stats[0].calls >= 20 and drawn[0] <= 5
 
 
+def test_only_the_judged_series_decides_when_sampling_stops_and_the_baseline_keeps_its_own_precision():
+    rng = random.Random(4)
+    drawn = []
+
+    def batch(n):  # a steady candidate beside a baseline whose spread no cap would tighten
+        drawn.append(n)
+        return [[1.0 + 1e-4 * rng.random() for _ in range(n)], [rng.uniform(1, 3) for _ in range(n)]]
+
+    candidate, baseline = sample_until_tight(batch, "events", judged=1)
+    assert sum(drawn) == 20 and candidate.calls == baseline.calls == 20
+    assert candidate.precise and not baseline.precise
+    drawn.clear()
+    candidate, baseline = sample_until_tight(batch, "events", max_seconds=0.05)  # both judged: the cap ends it
+    assert not candidate.precise and not baseline.precise and sum(drawn) > 20
+
+
+def test_past_twenty_samples_a_batch_is_what_the_interval_says_is_missing_not_a_doubling():
+    from kt_cli.evaluate.timing import next_batch
+
+    assert [next_batch(n, 0.05, 0.01) for n in (5, 10)] == [5, 10]  # doubling up to the protocol's 20
+    assert next_batch(320, 0.011, 0.01) < 100  # just over ±1%: about a quarter more, not 320 more
+    assert next_batch(320, 0.02, 0.01) == 320  # far from it: never more than doubling
+    assert next_batch(320, 0.0101, 0.01) == 80  # never less than a quarter of what is in
+    rng = random.Random(5)
+    drawn = []
+
+    def batch(n):  # a spread that needs 60-120 samples for ±1%
+        drawn.append(n)
+        return [[rng.gauss(1.0, 0.04) for _ in range(n)]]
+
+    stats = sample_until_tight(batch, "events", max_seconds=30)
+    assert stats[0].precise and drawn[:2] == [20, 20] and len(drawn) > 2
+    assert all(b < sum(drawn[:i]) for i, b in enumerate(drawn) if i >= 2)  # doubling drew 40, then 80
+
+
 def test_interleaved_timing_runs_before_batch_before_every_batch_and_times_both_alike():
     import time
 

@@ -151,3 +151,27 @@ def test_a_run_refused_while_its_module_is_inspected_stops_the_workers_once_the_
     assert events == ["inspected", "closed"]
     prepared.close()  # after it: at once
     assert events == ["inspected", "closed", "closed"]
+
+
+def test_a_study_is_finished_as_soon_as_it_ends_while_the_others_still_run():
+    """The winner's pairing with its reference (kt check's protocol) runs as its study ends, in the
+    tail where the device would otherwise wait for the other studies' last compiles."""
+    import time
+
+    from kt_cli.search.studies import _run_at_once
+
+    events = []
+
+    class Run:
+        def __init__(self, name, seconds):
+            self.name, self.seconds = name, seconds
+
+        def run(self, valid_points, in_flight):
+            time.sleep(self.seconds)
+            events.append(("ended", self.name))
+            return self.name
+
+    done = _run_at_once([Run("slow", 0.5), Run("quick", 0.01)], [None, None], 2,
+                        lambda index, study: events.append(("finished", study)))
+    assert done == ["slow", "quick"]
+    assert events.index(("finished", "quick")) < events.index(("ended", "slow"))

@@ -404,7 +404,10 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
               screen: bool = False, watched_names: tuple = ()) -> dict:
     """Measured mode, after the judge accepted the candidate: time it interleaved with the baseline op
     on the first run's held tensors, by the one method chosen for this problem, re-poisoning the
-    outputs before every batch; the judge then checks what the last batch left. Racing: with
+    outputs before every batch, until the candidate's interval is tight (the search's objective is its
+    median; the baseline rides along for the speedup, its own precision as it came: the winner's ratio
+    is measured again by kt check's protocol when the run ends); the judge then checks what the last
+    batch left. Racing: with
     `race_s`, sampling stops after any batch whose interval puts the candidate's median above it.
     With `screen` (and `race_s`), before verification: racing's cheap first timing of the candidate
     alone (EventTimer.screen), no baseline; its first call is watched as verification watches a
@@ -437,7 +440,7 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
         if screen:
             stats, base = timer.screen(watched_launch, method, race_s, poison, verified_launch), None
         else:
-            stats, base = timer.measure_interleaved([watched_launch, baseline], method, poison,
+            stats, base = timer.measure_interleaved([watched_launch, baseline], method, poison, judged=1,
                                                     stop=None if race_s is None else lambda s: s[0].ci_low > race_s)
     except WorkerFailure:  # a tripwire of the watch: the rejection as it is
         raise

@@ -98,12 +98,14 @@ def summarize(samples: list[float], method: str, precise: bool = True, raced_out
 
 def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method: str, rel_ci: float = 0.01,
                        max_seconds: float = 2.0, min_samples: int = MIN_SAMPLES, max_samples: int = 2000,
-                       stop: Callable[[list[Stats]], bool] | None = None) -> list[Stats]:
+                       stop: Callable[[list[Stats]], bool] | None = None, judged: int | None = None) -> list[Stats]:
     """Draw batches of timings of one or more interleaved series (sample_batch(n) returns n more
-    samples of each) until every series' median is within ±rel_ci at 95% over at least `min_samples`,
-    or a cap is reached, or `stop` says after a batch that the series so far settle what they are
-    measured for (racing: then the first batch is RACE_FIRST_SAMPLES, and each next one doubles what
-    is in)."""
+    samples of each) until the median of each of the first `judged` series (all when None) is within
+    ±rel_ci at 95% over at least `min_samples`, or a cap is reached, or `stop` says after a batch that
+    the series so far settle what they are measured for (racing: then the first batch is
+    RACE_FIRST_SAMPLES). The series after `judged` ride along (same moments, same count); each
+    series' `precise` says whether its own interval is tight. Batches double what is in until
+    `min_samples`, then grow by what the widest judged interval says is still missing (next_batch)."""
     series: list[list[float]] = []
     start = time.perf_counter()
     batch = min(RACE_FIRST_SAMPLES, min_samples) if stop is not None else min_samples
@@ -112,12 +114,25 @@ def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method:
             series.extend([] for _ in range(i + 1 - len(series)))
             series[i].extend(new)
         stats = [summarize(s, method) for s in series]
-        tight = len(series[0]) >= min_samples and all(s.rel_ci <= rel_ci for s in stats)
+        n, widest = len(series[0]), max(s.rel_ci for s in stats[:judged])
+        tight = n >= min_samples and widest <= rel_ci
         if not tight and stop is not None and stop(stats):
             return [summarize(s, method, precise=False, raced_out=True) for s in series]
-        if tight or time.perf_counter() - start >= max_seconds or len(series[0]) >= max_samples:
-            return stats if tight else [summarize(s, method, precise=False) for s in series]
-        batch = min(len(series[0]), max_samples - len(series[0]))
+        if tight or time.perf_counter() - start >= max_seconds or n >= max_samples:
+            return [summarize(s, method, precise=tight and st.rel_ci <= rel_ci) for s, st in zip(series, stats)]
+        batch = min(next_batch(n, widest, rel_ci, min_samples), max_samples - n)
+
+
+def next_batch(n: int, widest: float, rel_ci: float, min_samples: int = MIN_SAMPLES) -> int:
+    """How many more samples to draw after `n` whose widest judged interval is ±`widest`: doubling up
+    to `min_samples`; past it, what the interval's 1/sqrt(n) narrowing says is still missing, plus a
+    fifth, between a quarter of `n` and `n` (doubling). Doubling alone overshot: on an H200 most fully
+    timed 8192³ GEMMs ended on a last batch of 320 pairs (about 1 s of device time) that
+    carried their intervals from just over ±1% to ±0.1-0.6% (benchmarks/results/s14/final)."""
+    if n < min_samples or not math.isfinite(widest):
+        return n
+    missing = n * ((widest / rel_ci) ** 2 - 1) * 1.2
+    return int(min(n, max(n // 4, math.ceil(missing))))
 
 
 class EventTimer:
@@ -179,10 +194,11 @@ class EventTimer:
     def measure_interleaved(self, fns: list[Callable[[], None]], method: str,
                             before_batch: Callable[[], None] | None = None,
                             stop: Callable[[list[Stats]], bool] | None = None, warm_up_s: float = WARMUP_S,
-                            max_samples: int = 2000) -> list[Stats]:
+                            max_samples: int = 2000, judged: int | None = None) -> list[Stats]:
         """Stats of each of `fns`, timed with one `method`, one sample of each in turn (the order
-        alternating), until every median is tight or the time cap or `max_samples` is reached, or `stop`
-        (racing) ends it early. `before_batch` runs (untimed) before every batch."""
+        alternating), until the medians of the first `judged` (all when None) are tight or the time cap or
+        `max_samples` is reached, or `stop` (racing) ends it early. `before_batch` runs (untimed) before
+        every batch."""
         started = time.perf_counter()
         flush = self._flush_buffer()
         self._warm_up(*fns, seconds=warm_up_s)
@@ -196,7 +212,8 @@ class EventTimer:
                 self.runtime.synchronize()
             return self._take(samplers, n, flush)
 
-        stats = sample_until_tight(batch, method, self.rel_ci, self.max_seconds, stop=stop, max_samples=max_samples)
+        stats = sample_until_tight(batch, method, self.rel_ci, self.max_seconds, stop=stop, max_samples=max_samples,
+                                   judged=judged)
         self.last_steps = {"warm-up": warm - started, "capture": ready - warm,
                            "sampling": time.perf_counter() - ready}
         return stats

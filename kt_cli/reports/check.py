@@ -140,12 +140,12 @@ def time_interleaved(workers: tuple, source, target_name: str, device_index: int
     worker, judge = workers
     spec = plugins.target(target_name, "artifact target")
     kernel_params, options = split_params(params, spec.launch_options)
-    with judge.lock:
+    with judge.lock:  # the device is this measurement's (kt tune pairs a winner while other studies run)
         verification = judge.verify(worker, source, kernel_params, options, [shape] + list(verify_shapes), dtype, SEED,
                                     tolerance)
-    out = worker.call("recheck", {"source": source, "target": spec, "device_index": device_index, "shape": shape,
-                                  "params": params, "dtype": dtype, "seed": SEED, "method": method, "rounds": ROUNDS,
-                                  "blocks": BLOCKS}, timeout, restart_on=RESTART_ON)
+        out = worker.call("recheck", {"source": source, "target": spec, "device_index": device_index,
+                                      "shape": shape, "params": params, "dtype": dtype, "seed": SEED, "method": method,
+                                      "rounds": ROUNDS, "blocks": BLOCKS}, timeout, restart_on=RESTART_ON)
     return {**out, "verification": verification}
 
 

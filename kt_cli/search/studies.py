@@ -19,7 +19,7 @@ from kt_cli.search.plan import (TargetPlan, build_space, check_kernel_knobs, mak
                                 space_key, study_name)
 from kt_cli.search.sampler import check_sampler_fits
 from kt_cli.search.scale import sampler_seed, whoami
-from kt_cli.search.storage import earlier_results, open_storage
+from kt_cli.search.storage import earlier_results, open_storage, warm_storage
 from kt_cli.search.tally import Tally, study_key
 from kt_cli.types import TrialResult
 
@@ -176,9 +176,10 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
                 progress=None, source=None, finish=None, processes_on_host: int = 1,
                 prepared: Preparation | None = None, plans: list | None = None):
     """Drive every study of the recipe to its budget. Returns (source, plans, [(plan, shape, study)], tally).
-    `finish(studies, evaluator)`, if given, runs after the studies while the evaluator's workers are
-    still up (the winners' pairing with their reference reuses the device's); what it returns is kept
-    as `tally.results`. `prepared`: the run's evaluator and module inspection, already begun (of `source`);
+    `finish(plan, shape, study, evaluator)`, if given, runs for each study as soon as it ends, while the
+    others still run and the evaluator's workers are up (the winner's pairing with its reference reuses
+    the device's, in the tail where the device would wait for the last compiles); what it returns is kept
+    in `tally.results`, in the studies' order. `prepared`: the run's evaluator and module inspection, already begun (of `source`);
     `plans`: the targets, already planned in this process (else the devices are detected here)."""
     if prepared is None and source is not None:  # the inspection beside the device detection below
         prepared = Preparation(recipe, source, processes_on_host)
@@ -195,7 +196,9 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     started = time.perf_counter()
     try:
         evaluator.start_workers(plans)  # while the interpreter worker inspects the module
+        warming = InBackground(warm_storage, storage_url)  # (this process waits for the inspection)
         module_info = prepared.module_info()
+        warming.result()
         problems = problem_plans(recipe, plans, evaluator, module_info)
         make_storage_dir(storage_url)  # (only now: a refused recipe or module leaves no file behind)
         store = open_storage(storage_url)
@@ -211,11 +214,17 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
                          on_result=_reporter(tally, problem, progress), on_open=_opener(tally, problem, progress),
                          worker=whoami(problem.target), known_good=tuple(module_info.get("seeds", ())), slots=slots)
                 for problem in problems]
-        done = _run_at_once(runs, [p.valid_points for p in problems], evaluator.in_flight)
+        finished: dict = {}
+
+        def study_done(index: int, study) -> None:
+            if finish is not None:
+                finished[index] = finish(problems[index].target, problems[index].shape, study, evaluator)
+
+        done = _run_at_once(runs, [p.valid_points for p in problems], evaluator.in_flight, study_done)
         studies = [(problem.target, problem.shape, study) for problem, study in zip(problems, done)]
         tally.found_complete = all(run.found_complete for run in runs)
         if finish is not None:
-            tally.results = finish(studies, evaluator)
+            tally.results = [finished[index] for index in range(len(runs))]
     finally:
         tally.wall_seconds = time.perf_counter() - started
         tally.device_busy_seconds = evaluator.device_busy_seconds
@@ -223,10 +232,11 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     return source, plans, studies, tally
 
 
-def _run_at_once(runs: list[StudyRun], valid_points: list, in_flight: int) -> list:
+def _run_at_once(runs: list[StudyRun], valid_points: list, in_flight: int, study_done=lambda index, study: None) -> list:
     """Drive the studies side by side (up to STUDIES_AT_ONCE of them), their trials sharing the
     `in_flight` slots, so that the compile pool and the device never wait for one problem's study to
-    drain before the next one fills the pipeline again. Returns the studies in the order of `runs`."""
+    drain before the next one fills the pipeline again; `study_done(index, study)` runs as each one
+    ends, in its thread. Returns the studies in the order of `runs`."""
     pending = list(enumerate(runs))
     done: dict = {}
     lock = threading.Lock()
@@ -240,6 +250,7 @@ def _run_at_once(runs: list[StudyRun], valid_points: list, in_flight: int) -> li
                 index, run = pending.pop(0)
             try:
                 done[index] = run.run(valid_points[index], in_flight)
+                study_done(index, done[index])
             except BaseException as exc:  # the first error ends the run, as one study's did
                 errors.append(exc)
 
