@@ -25,8 +25,11 @@ KT_COMMAND = [sys.executable, "-c", "from kt_cli.cli import main; main()"]  # kt
 
 
 def process_env(extra_path: str | None = None, **env: str) -> dict:
-    """The environment of a child process that imports kt from this checkout (installed or not)."""
-    paths = [str(ROOT), str(ROOT / "plugins")] + ([extra_path] if extra_path else [])
+    """The environment of a child process that imports kt from this checkout (installed or not), and
+    whatever this one's PYTHONPATH holds (on the GPU hosts: kt's dependencies installed from wheels into
+    a folder of their own)."""
+    paths = [str(ROOT), str(ROOT / "plugins")] + ([extra_path] if extra_path else []) + \
+        [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), **env}
 
 

@@ -20,8 +20,9 @@ def prepare_worker() -> None:
 
 def warm_watch() -> None:
     """Ready the launch watch (launch_watch.enter_dispatch_mode_once), so that its one-off cost is not
-    paid by the first watched launch. A worker that watches launches calls it once it is idle
-    (kt_cli.evaluate.pool); its start, and a worker that never watches one (compiling, judging), skip it."""
+    paid by the first watched launch. A device's worker calls it once it is idle (kt_cli.evaluate.pool);
+    the interpreter's worker when asked (Evaluator.ready_interpreter: only where a target is estimated,
+    after the studies' knobs are read); a worker that never watches one (compiling, judging) never."""
     enter_dispatch_mode_once()
     check_pristine("entering the launch watch")  # torch's own wrappers only (Pristine.replaced)
 
@@ -56,7 +57,8 @@ def _handler(op: str):
     return {"inspect_module": inspect_module, "compile": compile_candidate, "knobs_read": read_knobs,
             "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
             "time_held": time_held, "ceilings": ceilings, "calibrate": calibrate, "recheck": recheck,
-            "interpreter_defects": interpreter_defects, "launch_arguments": launch_arguments}[op]
+            "interpreter_defects": interpreter_defects, "launch_arguments": launch_arguments,
+            "warm_watch": warm_watch}[op]
 
 
 def _kernel(source) -> Kernel:

@@ -46,25 +46,6 @@ def open_storage(url: str):
             time.sleep(1 + attempt)
 
 
-def warm_storage(url: str) -> None:
-    """What open_storage(url) first does once per process, done ahead (kt tune runs it while the kernel
-    module is inspected): the imports (Optuna's storages, SQLAlchemy, Alembic) and, for SQLite, Optuna's
-    tables made once on a throwaway file, which sets up SQLAlchemy's mappings and statements. On this
-    2-core machine the first open took 0.5 s and a second one 0.06 s. Nothing is left behind."""
-    import tempfile
-
-    if not url.startswith("sqlite:"):
-        import optuna.storages  # noqa: F401
-        return
-    try:
-        with tempfile.TemporaryDirectory(prefix="kt-warm-") as folder:
-            storage = open_storage(f"sqlite:///{folder}/warm.db")
-            storage.engine.dispose()
-            _ENGINES.discard(storage.engine)
-    except (OSError, EnvironmentProblem):  # no temporary folder: the run's own open says what is wrong, if anything
-        pass
-
-
 def _write_ahead(engine) -> None:
     """SQLite in write-ahead-log mode, commits synced at checkpoints only. In its default mode a writer
     waits for every reader and the readers for it, and each commit syncs the disk, while a study's trial

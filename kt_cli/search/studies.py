@@ -19,7 +19,7 @@ from kt_cli.search.plan import (TargetPlan, build_space, check_kernel_knobs, mak
                                 space_key, study_name)
 from kt_cli.search.sampler import check_sampler_fits
 from kt_cli.search.scale import sampler_seed, whoami
-from kt_cli.search.storage import earlier_results, open_storage, warm_storage
+from kt_cli.search.storage import earlier_results, open_storage
 from kt_cli.search.tally import Tally, study_key
 from kt_cli.types import TrialResult
 
@@ -196,10 +196,9 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     started = time.perf_counter()
     try:
         evaluator.start_workers(plans)  # while the interpreter worker inspects the module
-        warming = InBackground(warm_storage, storage_url)  # (this process waits for the inspection)
         module_info = prepared.module_info()
-        warming.result()
         problems = problem_plans(recipe, plans, evaluator, module_info)
+        evaluator.ready_interpreter(plans)
         make_storage_dir(storage_url)  # (only now: a refused recipe or module leaves no file behind)
         store = open_storage(storage_url)
         source_hash = source.sha256()
