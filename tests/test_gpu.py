@@ -37,6 +37,7 @@ def test_a_candidate_that_cannot_win_is_raced_out_at_its_screen_before_verificat
     """Racing's screen on a real device (kt_cli/evaluate/isolated.py verify_and_time): the 16x-work point,
     evaluated after the fast one, is timed alone on a few samples and raced out there, with no
     verification runs and no baseline; the winner was verified and timed fully beside its baseline."""
+    from kt_cli.evaluate.timing import RACE_FIRST_SAMPLES
     from tests.kernels_measured import REPEATS
 
     # the fast point alone first (the kernel's SEEDS), then the slow one in a resumed run: the order the
@@ -53,7 +54,9 @@ def test_a_candidate_that_cannot_win_is_raced_out_at_its_screen_before_verificat
     assert "baseline" in fast["stats"] and {"verify", "time"} <= set(fast["phase_seconds"])
     assert slow["stats"]["raced_out"] and "baseline" not in slow["stats"]
     assert "screen" in slow["phase_seconds"] and "verify" not in slow["phase_seconds"]
-    assert slow["phase_seconds"]["screen"] < 0.5  # five samples of a few ms, not the full protocol
+    # five samples of a few ms, not the full protocol (the screen phase as a whole also holds this fresh
+    # process's first judge request: its CUDA start and the problem's inputs, 1.8 s on an H100)
+    assert slow["stats"]["calls"] <= RACE_FIRST_SAMPLES and slow["phase_seconds"]["screen.sampling"] < 0.5
     (entry,) = json.loads((art / "manifest.json").read_text())["results"]
     assert entry["params"]["REPEAT"] == 1 and "scope" not in entry["verification"]
 
