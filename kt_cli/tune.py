@@ -40,19 +40,23 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     if workers == 1 and not getattr(generator, "needs_context", False):
         # the module inspected while the devices are detected (the compile pool starts once they are)
         prepared = Preparation(recipe, kernel_source(recipe, [], out_dir))
+    early = scale.EarlyWorkers(workers) if workers > 1 else None  # they start while the devices are detected
     try:
         plans = plan_targets(recipe, requested_targets)
         check_recipe_space(recipe, plans)  # before any file is written
+        if workers > 1:
+            source = kernel_source(recipe, plans, out_dir)  # built once: workers share it (an llm loop runs once)
+            studies, tally, results = _tune_in_workers(workers, recipe, requested_targets, plans, storage_url,
+                                                       progress, source, early)
     except BaseException:
         if prepared is not None:
             prepared.close()
         raise
-    # built once: workers share it (an llm loop runs once)
-    source = prepared.evaluator.source if prepared is not None else kernel_source(recipe, plans, out_dir)
-    if workers > 1:
-        studies, tally, results = _tune_in_workers(workers, recipe, requested_targets, plans, storage_url,
-                                                   progress, source)
-    else:
+    finally:
+        if early is not None:
+            early.cancel()  # any not ended by now: the run was refused before they had their jobs
+    if workers == 1:
+        source = prepared.evaluator.source if prepared is not None else kernel_source(recipe, plans, out_dir)
         source, plans, studies, tally, results = _tune_here(recipe, requested_targets, storage_url, shared,
                                                             progress, source, prepared, plans)
     if profile:
@@ -80,7 +84,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
 
 
 def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: list, storage_url: str, progress,
-                     source):
+                     source, early=None):
     """The studies in `workers` processes (kt_cli.search.scale); the first pairs each winner with its
     reference on its own device workers as its study ends there. A study that other workers' trials
     changed after that is paired again here. Returns (studies, tally, results)."""
@@ -92,7 +96,7 @@ def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: lis
     tally = scale.run_workers(workers, run_studies, dict(recipe=recipe, requested_targets=requested_targets,
                                                          storage_url=storage_url, shared=True, source=source,
                                                          processes_on_host=workers),
-                              poll, first_only={"finish": finish})
+                              poll, first_only={"finish": finish}, early=early)
     studies = [(plan, shape, scale.load_study(name, storage_url)) for plan, shape, name in names]
     collected = artifact.collect(studies, recipe.search.shortlist)
     paired = tally.results or [None] * len(collected)

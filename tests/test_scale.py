@@ -401,3 +401,20 @@ def test_the_compile_pool_yields_the_cpu_to_the_workers_on_the_device_path(write
         assert os.getpriority(os.PRIO_PROCESS, interpreter._proc.pid) == mine
     finally:
         evaluator.close()
+
+
+def test_a_run_refused_after_its_workers_started_leaves_no_process_and_no_file(tmp_path):
+    """`kt tune --workers N` starts its workers while it detects the devices (scale.EarlyWorkers); a
+    refusal found then (here an unknown vendor) still ends in one line and exit 2, and the workers,
+    which had no job yet, are gone with their fork servers."""
+    from tests.helpers import SCALED_ADD, dsl_recipe_text, kt_process, wait_until_gone
+
+    (tmp_path / "kernel.py").write_text(SCALED_ADD)
+    recipe = tmp_path / "recipe.toml"
+    recipe.write_text(dsl_recipe_text())
+    (tmp_path / "tmp").mkdir()
+    result = kt_process("tune", recipe, "--workers", "2", "--target", "nosuch:arch", "--out", tmp_path / "out",
+                        env={"TMPDIR": str(tmp_path / "tmp")}, timeout=120)
+    assert result.returncode == 2 and "unknown vendor" in result.stderr, result.stderr
+    assert not wait_until_gone(tmp_path / "tmp", 10)
+    assert not (tmp_path / "out").exists()

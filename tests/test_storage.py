@@ -56,7 +56,7 @@ def test_a_trial_waiting_for_its_turn_wakes_when_one_of_this_process_decides(mon
     from kt_cli.search import objective as objective_module
 
     undecided = {3}
-    monkeypatch.setattr(objective_module, "TURN_POLL_FIRST_S", 30.0)
+    monkeypatch.setattr(objective_module, "TURN_POLL_S", 30.0)
     monkeypatch.setattr(objective_module, "POLL_S", 60.0)
     monkeypatch.setattr(objective_module.Ledger, "read",
                         staticmethod(lambda study, number=None: types.SimpleNamespace(undecided=set(undecided),
@@ -73,3 +73,40 @@ def test_a_trial_waiting_for_its_turn_wakes_when_one_of_this_process_decides(mon
     objective.decided()
     waiter.join(timeout=10)
     assert returned.is_set() and time.monotonic() - started < 10
+
+
+def test_only_the_first_trial_in_line_reads_the_ledger_often_and_it_sees_another_process_decide(monkeypatch):
+    """What trial 3 (another process's) does can only be read from the storage: this process's first
+    waiting trial reads it every TURN_POLL_S and goes on as soon as it decided; the one behind it waits
+    for this process's own decisions instead of reading the storage as often (4 workers: each hand-off
+    between processes cost up to half a second when every waiting trial polled on a doubling pause)."""
+    from kt_cli.search import objective as objective_module
+
+    undecided, reads, went_on = {3}, {4: 0, 5: 0}, {}  # went_on: a trial that got its turn decides (claims)
+
+    def read(study, number=None):
+        reads[number] += 1
+        return types.SimpleNamespace(undecided={n for n in undecided | ({4, 5} - set(went_on)) if n < number},
+                                     evaluated={})
+
+    monkeypatch.setattr(objective_module, "TURN_POLL_S", 0.02)
+    monkeypatch.setattr(objective_module, "POLL_S", 60.0)
+    monkeypatch.setattr(objective_module.Ledger, "read", staticmethod(read))
+    objective = objective_module.Objective(None, None, types.SimpleNamespace(), None, 0, lambda r: None, {})
+
+    def wait_turn(number):
+        objective._my_turn(types.SimpleNamespace(number=number))
+        went_on[number] = time.monotonic()
+
+    waiters = [threading.Thread(target=wait_turn, args=(n,)) for n in (4, 5)]
+    for waiter in waiters:
+        waiter.start()
+    time.sleep(0.5)
+    assert not went_on and reads[4] >= 10 and reads[5] <= 2
+    decided = time.monotonic()
+    undecided.clear()  # another process's trial 3 decided: nothing wakes this process but its reads
+    waiters[0].join(timeout=5)
+    assert went_on[4] - decided < 1.0
+    objective.decided()  # trial 4 decided: 5 is woken, and it is first in line now
+    waiters[1].join(timeout=5)
+    assert 5 in went_on

@@ -70,12 +70,51 @@ def whoami(plan) -> dict:
     return record
 
 
-def _child(conn, env: dict, run, job: dict, parent_pid: int) -> None:
-    os.environ.update(env)  # before anything imports a GPU runtime
+class EarlyWorkers:
+    """The processes of `kt tune --workers N`, started before this one detects its devices and plans
+    the targets: each boots its fork server and imports torch meanwhile, then waits for its job and the
+    environment that pins it to its GPU (run_workers hands them over; cancel() ends them unused). Started
+    after the detection, each worker's first trial came at 10.6-11.4 s on a 4x H100 host, against
+    5.7-6.2 s for one process, whose detection and module inspection overlap
+    (benchmarks/results/s15/scale2)."""
+
+    def __init__(self, count: int):
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        self.started: list = []  # (process, its end of a duplex pipe)
+        self.given: set[int] = set()  # the workers that have their job
+        for _ in range(count):
+            parent_end, child_end = ctx.Pipe()
+            # not a daemon: it starts workers of its own
+            proc = ctx.Process(target=_child, args=(child_end, os.getpid()))
+            proc.start()
+            child_end.close()
+            self.started.append((proc, parent_end))
+
+    def hand(self, i: int, env: dict, run, job: dict) -> None:
+        """Give worker `i` its environment and its job."""
+        self.given.add(i)
+        self.started[i][1].send((env, run, job))
+
+    def cancel(self) -> None:
+        """End the workers that have no job yet (the run was refused): they have done nothing but start;
+        their fork servers end with them (kt_cli.processes.end_with_parent)."""
+        for i, (proc, _) in enumerate(self.started):
+            if i not in self.given and proc.is_alive():
+                proc.kill()
+                proc.join()
+
+
+def _child(conn, parent_pid: int) -> None:
     end_with_parent(parent_pid)  # a killed `kt tune --workers` leaves no worker driving its studies
     from kt_cli.evaluate.pool import start_fork_server_in_background
 
-    start_fork_server_in_background()  # this process's own, booting while it detects its device
+    start_fork_server_in_background()  # this process's own (its workers get their environment at their start)
+    import torch  # noqa: F401  (what detecting its device will need; importing it initialises no device)
+
+    env, run, job = conn.recv()
+    os.environ.update(env)  # before anything initialises a GPU runtime
     try:
         *_, tally = run(**job)
         conn.send(("ok", tally))
@@ -83,23 +122,19 @@ def _child(conn, env: dict, run, job: dict, parent_pid: int) -> None:
         conn.send(("error", exc))
 
 
-def run_workers(count: int, run, job: dict, progress=None, first_only: dict | None = None):
+def run_workers(count: int, run, job: dict, progress=None, first_only: dict | None = None,
+                early: EarlyWorkers | None = None):
     """Run `run(**job)` (kt_cli.search.studies.run_studies; a module-level function, so it pickles by
-    name) in `count` processes and wait for them; the first gets `first_only`'s arguments too (what one
-    process does once the studies are done). Returns their tallies summed; raises the first worker's
-    error when none finished."""
-    import multiprocessing
+    name) in `count` processes (`early`'s, when started ahead) and wait for them; the first gets
+    `first_only`'s arguments too (what one process does once the studies are done). Returns their
+    tallies summed; raises the first worker's error when none finished."""
+    import multiprocessing.connection
 
-    ctx = multiprocessing.get_context("spawn")
-    workers = []
-    for i, env in enumerate(worker_envs(count)):
-        parent_end, child_end = ctx.Pipe(duplex=False)
-        mine = {**job, **(first_only or {})} if i == 0 else job
-        # not a daemon: it starts workers of its own
-        proc = ctx.Process(target=_child, args=(child_end, env, run, mine, os.getpid()))
-        proc.start()
-        child_end.close()
-        workers.append((proc, parent_end))
+    envs = worker_envs(count)
+    early = early or EarlyWorkers(count)
+    for i, env in enumerate(envs):
+        early.hand(i, env, run, {**job, **(first_only or {})} if i == 0 else job)
+    workers = early.started
     outcomes = {}
     try:
         while len(outcomes) < len(workers):
@@ -114,7 +149,9 @@ def run_workers(count: int, run, job: dict, progress=None, first_only: dict | No
                         "died", f"worker {i} (pid {proc.pid}) exited with code {proc.exitcode}")
             if progress:
                 progress()  # once more when all have ended: the last candidates' lines
-            time.sleep(POLL_S if len(outcomes) < len(workers) else 0)
+            if len(outcomes) < len(workers):  # until the next progress line, or a worker's answer or exit
+                multiprocessing.connection.wait([w for i, (proc, conn) in enumerate(workers) if i not in outcomes
+                                                 for w in (conn, proc.sentinel)], POLL_S)
     finally:
         for proc, _ in workers:
             if proc.is_alive():
