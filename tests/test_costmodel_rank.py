@@ -40,6 +40,10 @@ FRESH = {
     "s14": (RESULTS / "rank_fresh_h200_s14.jsonl", None, 3,
             {"rho_median": 0.5, "rho_worst": 0.48, "winner_within_10pct": 0.0, "top8_recall": 0.66,
              "error_median": 0.12, "ties": 390}),
+    # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated
+    "s15": (RESULTS / "rank_fresh_h100_s15.jsonl", None, 3,
+            {"rho_median": 0.52, "rho_worst": 0.45, "winner_within_10pct": 0.0, "top8_recall": 0.66,
+             "error_median": 0.14, "ties": 1400}),
 }
 
 
