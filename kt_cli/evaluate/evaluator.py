@@ -85,7 +85,7 @@ class Evaluator:
         self.compile_pool = WorkerPool(compile_workers or compile_pool_size(processes_on_host),
                                        {"TRITON_INTERPRET": "0", NICE_ENV: str(COMPILE_NICENESS)})
         self.compile_deadline = CompileDeadline(timeout, recipe.search.compile_timeout)
-        self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})  # watches static mode's launches (ready_interpreter)
+        self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})  # static mode's launches (ready_interpreter)
         self.verifier = IsolatedVerifier(timeout, {"TRITON_INTERPRET": "1"})
         self.device_pools: dict[str, WorkerPool] = {}  # vendor name -> the worker that owns its device
         self.device_judges: dict[str, IsolatedVerifier] = {}  # vendor name -> the judge on its device

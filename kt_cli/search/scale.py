@@ -98,8 +98,8 @@ class EarlyWorkers:
         self.started[i][1].send((env, run, job))
 
     def cancel(self) -> None:
-        """End the workers that have no job yet (the run was refused): they have done nothing but start;
-        their fork servers end with them (kt_cli.processes.end_with_parent)."""
+        """End the workers that have no job yet (the run was refused): they have done nothing but start,
+        and a fork server ends with the process that started it."""
         for i, (proc, _) in enumerate(self.started):
             if i not in self.given and proc.is_alive():
                 proc.kill()

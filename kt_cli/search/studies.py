@@ -178,9 +178,10 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     """Drive every study of the recipe to its budget. Returns (source, plans, [(plan, shape, study)], tally).
     `finish(plan, shape, study, evaluator)`, if given, runs for each study as soon as it ends, while the
     others still run and the evaluator's workers are up (the winner's pairing with its reference reuses
-    the device's, in the tail where the device would wait for the last compiles); what it returns is kept
-    in `tally.results`, in the studies' order. `prepared`: the run's evaluator and module inspection, already begun (of `source`);
-    `plans`: the targets, already planned in this process (else the devices are detected here)."""
+    the device's, in the tail where the device would wait for the last compiles); what it returns is
+    kept in `tally.results`, in the studies' order. `prepared`: the run's evaluator and module
+    inspection, already begun (of `source`); `plans`: the targets, already planned in this process (else
+    the devices are detected here)."""
     if prepared is None and source is not None:  # the inspection beside the device detection below
         prepared = Preparation(recipe, source, processes_on_host)
     try:
@@ -231,7 +232,8 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     return source, plans, studies, tally
 
 
-def _run_at_once(runs: list[StudyRun], valid_points: list, in_flight: int, study_done=lambda index, study: None) -> list:
+def _run_at_once(runs: list[StudyRun], valid_points: list, in_flight: int,
+                 study_done=lambda index, study: None) -> list:
     """Drive the studies side by side (up to STUDIES_AT_ONCE of them), their trials sharing the
     `in_flight` slots, so that the compile pool and the device never wait for one problem's study to
     drain before the next one fills the pipeline again; `study_done(index, study)` runs as each one
