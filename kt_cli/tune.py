@@ -63,11 +63,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         from kt_cli.evaluate.profile import profile_results
 
         profile_results(results, source, recipe, profile)
-    missing = [f"{r['target']} {shape_key(r['shape'])}" for r in results if r["best"] is None]
-    if len(missing) == len(results):
-        raise JobFailed(f"no candidate passed verification for any target and problem "
-                        f"({', '.join(f'{k} {n}' for k, n in sorted(tally.kinds.items()))}); last failure: "
-                        f"{tally.last_failure[:300] or 'none in this run'}")
+    missing = _unsolved(results, tally)
     final = out_dir / f"{recipe.name}.kt"
     # Processes sharing a storage claim the artifact: only the first writes it. A re-run of a finished
     # study rewrites its own.
@@ -81,6 +77,16 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     if missing:
         raise JobFailed(f"wrote {path}, but no candidate passed verification for: {'; '.join(missing)}")
     return path, results, tally
+
+
+def _unsolved(results: list[dict], tally) -> list[str]:
+    """The problems no candidate passed verification for; JobFailed when that is all of them."""
+    missing = [f"{r['target']} {shape_key(r['shape'])}" for r in results if r["best"] is None]
+    if len(missing) == len(results):
+        raise JobFailed(f"no candidate passed verification for any target and problem "
+                        f"({', '.join(f'{k} {n}' for k, n in sorted(tally.kinds.items()))}); last failure: "
+                        f"{tally.last_failure[:300] or 'none in this run'}")
+    return missing
 
 
 def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: list, storage_url: str, progress,
