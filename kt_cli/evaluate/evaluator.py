@@ -7,7 +7,6 @@ import contextlib
 import dataclasses
 import math
 import os
-import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -144,18 +143,14 @@ class Evaluator:
 
     def ready_interpreter(self, plans: list) -> None:
         """Where a target is estimated (its candidates verified under the interpreter), have the
-        interpreter's worker ready its launch watch now, in the background (torch._dynamo's import, 2.7 s
-        on the GPU hosts). Not on its own once idle, as a device's worker does: the module's inspection
-        and the knobs' probe (problem_plans) come to it first, and an idle wait between them put the
-        import in front of the probe (H100, 2026-11-26: the studies began 3 s later)."""
+        interpreter's worker ready its launch watch (torch._dynamo's import, 2.7 s on the GPU hosts)
+        once it is idle from now on (requests.warm_when_idle). Not once idle from its start, as a
+        device's worker does: the module's inspection and the knobs' probe (problem_plans) come to it
+        first, and an idle wait between them put the import in front of the probe (H100, 2026-11-26:
+        the studies began 3 s later)."""
         if any(plan.mode != "measured" for plan in plans):
-            threading.Thread(target=self._ready_interpreter, daemon=True).start()
-
-    def _ready_interpreter(self) -> None:
-        # whatever fails here (the run ended and stopped the worker, say), the first watched launch pays
-        # the import instead, or reports what went wrong
-        with contextlib.suppress(Exception):
-            self.interpreter.call("warm_watch", {}, self.timeout)
+            with contextlib.suppress(WorkerFailure):  # the first watched launch then pays it, or says what failed
+                self.interpreter.call("warm_when_idle", {}, self.timeout)
 
     def use(self, source) -> None:
         """Evaluate another kernel module; a generator that searches over modules calls this, then

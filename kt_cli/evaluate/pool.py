@@ -51,7 +51,7 @@ def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int)
     warm = env.get(WARM_ENV) == "1"
     while True:
         try:
-            if warm and not conn.poll(WARM_AFTER_IDLE_S):
+            if (warm or execute.warm_requested()) and not conn.poll(WARM_AFTER_IDLE_S):
                 warm = False
                 with contextlib.suppress(Exception):  # the first watched launch then pays it
                     execute.warm_watch()

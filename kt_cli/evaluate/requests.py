@@ -18,13 +18,31 @@ def prepare_worker() -> None:
     PRISTINE.take(every_watched_name())
 
 
+_warm_requested = False  # warm_when_idle() was asked and warm_watch() has not run since
+
+
 def warm_watch() -> None:
     """Ready the launch watch (launch_watch.enter_dispatch_mode_once), so that its one-off cost is not
     paid by the first watched launch. A device's worker calls it once it is idle (kt_cli.evaluate.pool);
-    the interpreter's worker when asked (Evaluator.ready_interpreter: only where a target is estimated,
-    after the studies' knobs are read); a worker that never watches one (compiling, judging) never."""
+    the interpreter's worker once it is idle after warm_when_idle(); a worker that never watches one
+    (compiling, judging) never."""
+    global _warm_requested
+    _warm_requested = False
     enter_dispatch_mode_once()
     check_pristine("entering the launch watch")  # torch's own wrappers only (Pristine.replaced)
+
+
+def warm_when_idle() -> None:
+    """Have this worker ready its launch watch once it is next idle (kt_cli.evaluate.pool), the request
+    answered at once: Evaluator.ready_interpreter asks the interpreter's worker, after the knobs' probe
+    and only where a target is estimated. (A call that waited for the warm-up held a thread of the CLI
+    inside the pool's call, and a run that ended meanwhile closed the pipe under it.)"""
+    global _warm_requested
+    _warm_requested = True
+
+
+def warm_requested() -> bool:
+    return _warm_requested
 
 
 _kernels: dict = {}
@@ -58,7 +76,7 @@ def _handler(op: str):
             "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
             "time_held": time_held, "ceilings": ceilings, "calibrate": calibrate, "recheck": recheck,
             "interpreter_defects": interpreter_defects, "launch_arguments": launch_arguments,
-            "warm_watch": warm_watch}[op]
+            "warm_when_idle": warm_when_idle}[op]
 
 
 def _kernel(source) -> Kernel:
