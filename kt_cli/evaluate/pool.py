@@ -48,11 +48,11 @@ def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int)
         conn.send(("error", ("crash", f"worker could not start: {exc!r}")))
         return
     conn.send(("ready", None))
-    warm = env.get(WARM_ENV) == "1"
+    if env.get(WARM_ENV) == "1":
+        execute.warm_when_idle()
     while True:
         try:
-            if (warm or execute.warm_requested()) and not conn.poll(WARM_AFTER_IDLE_S):
-                warm = False
+            if execute.warm_requested() and not conn.poll(WARM_AFTER_IDLE_S):
                 with contextlib.suppress(Exception):  # the first watched launch then pays it
                     execute.warm_watch()
             op, payload = conn.recv()

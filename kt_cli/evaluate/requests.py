@@ -23,9 +23,8 @@ _warm_requested = False  # warm_when_idle() was asked and warm_watch() has not r
 
 def warm_watch() -> None:
     """Ready the launch watch (launch_watch.enter_dispatch_mode_once), so that its one-off cost is not
-    paid by the first watched launch. A device's worker calls it once it is idle (kt_cli.evaluate.pool);
-    the interpreter's worker once it is idle after warm_when_idle(); a worker that never watches one
-    (compiling, judging) never."""
+    paid by the first watched launch. A worker calls it once it is idle after warm_when_idle()
+    (kt_cli.evaluate.pool); a worker that never watches one (compiling, judging) never."""
     global _warm_requested
     _warm_requested = False
     enter_dispatch_mode_once()
@@ -34,9 +33,10 @@ def warm_watch() -> None:
 
 def warm_when_idle() -> None:
     """Have this worker ready its launch watch once it is next idle (kt_cli.evaluate.pool), the request
-    answered at once: Evaluator.ready_interpreter asks the interpreter's worker, after the knobs' probe
-    and only where a target is estimated. (A call that waited for the warm-up held a thread of the CLI
-    inside the pool's call, and a run that ended meanwhile closed the pipe under it.)"""
+    answered at once. A device's worker asks it of itself at its start (pool.WARM_ENV);
+    Evaluator.ready_interpreter asks the interpreter's worker, after the knobs' probe and only where a
+    target is estimated. (A call that waited for the warm-up held a thread of the CLI inside the pool's
+    call, and a run that ended meanwhile closed the pipe under it.)"""
     global _warm_requested
     _warm_requested = True
 
@@ -427,8 +427,8 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     outputs before every batch, until the candidate's interval is tight (the search's objective is its
     median; the baseline rides along for the speedup, its own precision as it came: the winner's ratio
     is measured again by kt check's protocol when the run ends); the judge then checks what the last
-    batch left. Racing: with
-    `race_s`, sampling stops after any batch whose interval puts the candidate's median above it.
+    batch left. Racing: with `race_s`, sampling stops after any batch whose interval puts the
+    candidate's median above it.
     With `screen` (and `race_s`), before verification: racing's cheap first timing of the candidate
     alone (EventTimer.screen), no baseline; its first call is watched as verification watches a
     launch (`watched_names` tripwired: a launch that behaves otherwise on its first call is caught as

@@ -83,7 +83,6 @@ class EarlyWorkers:
 
         ctx = multiprocessing.get_context("spawn")
         self.started: list = []  # (process, its end of a duplex pipe)
-        self.given: set[int] = set()  # the workers that have their job
         for _ in range(count):
             parent_end, child_end = ctx.Pipe()
             # not a daemon: it starts workers of its own
@@ -92,16 +91,11 @@ class EarlyWorkers:
             child_end.close()
             self.started.append((proc, parent_end))
 
-    def hand(self, i: int, env: dict, run, job: dict) -> None:
-        """Give worker `i` its environment and its job."""
-        self.given.add(i)
-        self.started[i][1].send((env, run, job))
-
     def cancel(self) -> None:
-        """End the workers that have no job yet (the run was refused): they have done nothing but start,
-        and a fork server ends with the process that started it."""
-        for i, (proc, _) in enumerate(self.started):
-            if i not in self.given and proc.is_alive():
+        """End the workers still running: a refused run's, which have done nothing but start (a fork
+        server ends with the process that started it); run_workers ends its own before it returns."""
+        for proc, _ in self.started:
+            if proc.is_alive():
                 proc.kill()
                 proc.join()
 
@@ -131,12 +125,11 @@ def run_workers(count: int, run, job: dict, progress=None, first_only: dict | No
     import multiprocessing.connection
 
     envs = worker_envs(count)
-    early = early or EarlyWorkers(count)
-    for i, env in enumerate(envs):
-        early.hand(i, env, run, {**job, **(first_only or {})} if i == 0 else job)
-    workers = early.started
+    workers = (early or EarlyWorkers(count)).started
     outcomes = {}
     try:
+        for i, ((_, conn), env) in enumerate(zip(workers, envs)):
+            conn.send((env, run, {**job, **(first_only or {})} if i == 0 else job))
         while len(outcomes) < len(workers):
             for i, (proc, conn) in enumerate(workers):
                 if i in outcomes:
