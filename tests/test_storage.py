@@ -51,20 +51,21 @@ def test_a_killed_run_loses_no_committed_trial(tmp_path):
 
 
 def test_a_trial_waiting_for_its_turn_wakes_when_one_of_this_process_decides(monkeypatch):
-    """Trials of a study decide one at a time; one of this process that decides must wake the next at once,
-    not after the waiting one's pause (here 30 s: without the wake-up the test times out)."""
+    """A trial waits for an undecided one before it that drew the same point; one of this process that
+    decides must wake it at once, not after the waiting one's pause (here 30 s: without the wake-up the
+    test times out)."""
     from kt_cli.search import objective as objective_module
 
-    undecided = {3}
+    undecided = {3: "p"}
     monkeypatch.setattr(objective_module, "TURN_POLL_S", 30.0)
     monkeypatch.setattr(objective_module, "POLL_S", 60.0)
     monkeypatch.setattr(objective_module.Ledger, "read",
-                        staticmethod(lambda study, number=None: types.SimpleNamespace(undecided=set(undecided),
+                        staticmethod(lambda study, number=None: types.SimpleNamespace(undecided=dict(undecided),
                                                                                      evaluated={})))
     problem = types.SimpleNamespace()  # no observe(): nothing of other processes to hand over
     objective = objective_module.Objective(None, None, problem, None, 0, lambda r: None, {})
     returned = threading.Event()
-    waiter = threading.Thread(target=lambda: (objective._my_turn(types.SimpleNamespace(number=4)), returned.set()))
+    waiter = threading.Thread(target=lambda: (objective._my_turn(types.SimpleNamespace(number=4), "p"), returned.set()))
     started = time.monotonic()
     waiter.start()
     time.sleep(0.2)
@@ -84,9 +85,9 @@ def test_only_the_first_trial_in_line_reads_the_ledger_often_and_it_sees_another
 
     undecided, reads, went_on = {3}, {4: 0, 5: 0}, {}  # went_on: a trial that got its turn decides (claims)
 
-    def read(study, number=None):
+    def read(study, number=None):  # every trial here drew the same point: none may go ahead of another
         reads[number] += 1
-        return types.SimpleNamespace(undecided={n for n in undecided | ({4, 5} - set(went_on)) if n < number},
+        return types.SimpleNamespace(undecided={n: "p" for n in undecided | ({4, 5} - set(went_on)) if n < number},
                                      evaluated={})
 
     monkeypatch.setattr(objective_module, "TURN_POLL_S", 0.02)
@@ -95,7 +96,7 @@ def test_only_the_first_trial_in_line_reads_the_ledger_often_and_it_sees_another
     objective = objective_module.Objective(None, None, types.SimpleNamespace(), None, 0, lambda r: None, {})
 
     def wait_turn(number):
-        objective._my_turn(types.SimpleNamespace(number=number))
+        objective._my_turn(types.SimpleNamespace(number=number), "p")
         went_on[number] = time.monotonic()
 
     waiters = [threading.Thread(target=wait_turn, args=(n,)) for n in (4, 5)]
@@ -110,3 +111,88 @@ def test_only_the_first_trial_in_line_reads_the_ledger_often_and_it_sees_another
     objective.decided()  # trial 4 decided: 5 is woken, and it is first in line now
     waiters[1].join(timeout=5)
     assert 5 in went_on
+
+
+def _objective_on(study, limit: int):
+    from kt_cli.search.ledger import Budget
+    from kt_cli.search.objective import Objective
+
+    return Objective(study, None, types.SimpleNamespace(), Budget(limit, None), 0, lambda r: None, {})
+
+
+CHOICES = {"BLOCK": [32, 64, 128], "warps": [4, 8]}
+
+
+def _drawn(study, point: dict):
+    """A trial of `study` asked and its point drawn, undecided (it has not claimed, skipped or answered)."""
+    return _draw(study, study.ask(), point)
+
+
+def _draw(study, trial, point: dict):
+    """`trial` draws `point` (as suggest_categorical writes a draw to the storage)."""
+    for name, value in point.items():
+        choices = optuna.distributions.CategoricalDistribution(CHOICES[name])
+        study._storage.set_trial_param(trial._trial_id, name, choices.to_internal_repr(value), choices)
+    return trial
+
+
+def test_a_trial_goes_ahead_of_undecided_ones_only_when_neither_the_point_nor_the_last_units_are_theirs():
+    """A trial number is taken before the sampler draws the point; a later trial that drew a different
+    point need not wait for that draw while the budget has a unit for every trial before it too."""
+    from kt_cli.search.ledger import CLAIM, SKIPPED, point_key
+
+    study = optuna.create_study()
+    first = _drawn(study, {"BLOCK": 64})
+    second = _drawn(study, {"BLOCK": 128})
+    key = point_key({"BLOCK": 128})
+    ledger, ahead = _objective_on(study, limit=2)._my_turn(second, key)  # a unit each: it goes ahead at once
+    assert ahead == 1 and first.number in ledger.undecided
+
+    objective = _objective_on(study, limit=1)  # one unit left: it is the first trial's if it claims
+    returned = []
+    waiter = threading.Thread(target=lambda: returned.append(objective._my_turn(second, key)))
+    waiter.start()
+    time.sleep(0.3)
+    assert not returned
+    first.set_user_attr(CLAIM, first.number)
+    waiter.join(timeout=10)
+    ledger, ahead = returned[0]
+    assert ahead == 0 and objective.budget.taken(ledger, queued_retries=True)  # it then skips
+    second.set_user_attr(SKIPPED, "the rest of the budget is taken by other trials")
+
+    third = _drawn(study, {"BLOCK": 64, "warps": 4})
+    twin = _drawn(study, {"BLOCK": 64, "warps": 4})  # the same point as the undecided trial before it
+    returned.clear()
+    waiter = threading.Thread(target=lambda: returned.append(
+        _objective_on(study, limit=10)._my_turn(twin, point_key({"BLOCK": 64, "warps": 4}))))
+    waiter.start()
+    time.sleep(0.3)
+    assert not returned
+    third.set_user_attr(CLAIM, third.number)
+    waiter.join(timeout=10)
+    ledger, ahead = returned[0]
+    assert ahead == 0 and point_key({"BLOCK": 64, "warps": 4}) in ledger.taken  # it then skips
+
+
+def test_a_claim_made_ahead_is_withdrawn_when_a_trial_before_it_drew_the_same_point_meanwhile():
+    from kt_cli.search.ledger import CLAIM, Ledger, claimed, point_key
+
+    study = optuna.create_study()
+    first = study.ask()  # still drawing when the second decided
+    second = _drawn(study, {"BLOCK": 128})
+    objective = _objective_on(study, limit=4)
+    key = point_key({"BLOCK": 128})
+    assert objective._my_turn(second, key)[1] == 1
+    second.set_user_attr(CLAIM, second.number)
+    _draw(study, first, {"BLOCK": 128})  # ...and drew the same point before reading the ledger
+    try:
+        objective._confirm_claim(second, key)
+        raise AssertionError("the later claim stood beside an earlier trial's draw of its point")
+    except optuna.TrialPruned as why:
+        assert f"trial {first.number} drew this point too" in str(why)
+    ledger = Ledger.read(study, first.number)
+    assert not ledger.taken and not claimed(study.get_trials(deepcopy=False)[second.number])
+
+    third = _drawn(study, {"BLOCK": 32})  # nothing before it drew its point: its claim stands
+    third.set_user_attr(CLAIM, third.number)
+    objective._confirm_claim(third, point_key({"BLOCK": 32}))

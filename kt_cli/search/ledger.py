@@ -44,7 +44,8 @@ class Ledger:
     taken: dict  # point key -> FrozenTrial
     queued: dict  # point key -> FrozenTrial, waiting or running but not claimed yet
     retries: int  # queued retries of trials that had claimed: each holds the unit of budget its dead trial took
-    undecided: list  # numbers of running trials that have not claimed, skipped or been answered
+    undecided: dict  # running trials that have not claimed, skipped or been answered: number -> the key of
+    # the point drawn so far (its fixed point where enqueued; a partial draw's key matches no full point)
 
     @classmethod
     def read(cls, study, me: int | None = None) -> "Ledger":
@@ -53,7 +54,7 @@ class Ledger:
         state = optuna.trial.TrialState
         trials = study.get_trials(deepcopy=False)
         retried = {t.system_attrs.get("failed_trial") for t in trials}
-        evaluated, taken, queued, undecided = {}, {}, {}, []
+        evaluated, taken, queued, undecided = {}, {}, {}, {}
         for t in trials:
             if t.number == me:
                 continue
@@ -67,7 +68,7 @@ class Ledger:
                 if claimed(t):
                     taken[point_key(t.params)] = t
                 elif not {"result", "duplicate_of", SKIPPED} & set(t.user_attrs):
-                    undecided.append(t.number)
+                    undecided[t.number] = point_key(fixed if fixed is not None else t.params)
                     if fixed is not None:  # keeps its point and unit until it claims (a retry must not lose them)
                         queued[point_key(fixed)] = t
             elif t.state == state.WAITING:
@@ -103,11 +104,12 @@ class Budget:
         """Nothing is left to evaluate: the budget is spent, or every valid point is evaluated or taken."""
         return ledger.spent >= self.limit or self._exhausted(ledger)
 
-    def taken(self, ledger: Ledger, queued_retries: bool = False) -> bool:
-        """Every unit left is taken by a running trial (and, with `queued_retries`, by a queued retry):
-        one more trial must not start evaluating."""
-        units = ledger.spent + len(ledger.taken) + (ledger.retries if queued_retries else 0)
-        return units >= self.limit or self._exhausted(ledger, 1)
+    def taken(self, ledger: Ledger, queued_retries: bool = False, ahead: int = 0) -> bool:
+        """Every unit left is taken by a running trial (and, with `queued_retries`, by a queued retry), or
+        would be once the `ahead` undecided trials before this one took one each: one more trial must
+        not start evaluating."""
+        units = ledger.spent + len(ledger.taken) + (ledger.retries if queued_retries else 0) + ahead
+        return units >= self.limit or self._exhausted(ledger, 1 + ahead)
 
     def spoken_for(self, ledger: Ledger) -> bool:
         """Every unit left is held by a running trial or by a point queued to run (start-up points,
