@@ -135,7 +135,7 @@ def test_attention_tma_variant_cross_compiles_to_tensor_copies_for_hopper():
     assert out["programs"] == 32 * 4 * 32 and out["resources"]["spill_bytes"] == 0
     rule = "TMA == 0 or tma == 1"
     assert rule in inspect_module("attention", "bfloat16", [shape])["constraints"]
-    point = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "TMA": 1}
+    point = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "TMA": 1, "GLUON": 0}
     assert _first_broken_constraint("attention", "bfloat16", shape, "nvidia:sm_80", point) == rule
     assert _first_broken_constraint("attention", "bfloat16", shape, "nvidia:sm_90", point) is None
 

@@ -17,6 +17,26 @@ keys past S and drops stores past it, so no load is masked and no address is com
 which frees registers for the tiles. Measured on an H100 against the pointer kernel, best configs of
 each: causal D128 0.80x vs 0.77x SDPA, full D128 0.86x vs 0.79x. A layout the TMA cannot take (a
 stride not a multiple of 16 bytes) runs the pointer kernel.
+
+GLUON = 1 (with TMA = 1, targets whose property `wgmma` is 1: sm_90 only; fp16/bf16): a FlashAttention-3
+style kernel written in Gluon, Triton's layout-explicit dialect, since plain Triton does not
+warp-specialize on sm_90 (attention_gluon_kernel). One program per (query tile, batch x head), causal
+tiles longest first. A producer warp (PRODUCER_REGS registers) loads the Q tile once and each key
+block's K and V tiles into a ring of num_stages shared-memory stages through host-built 4-D TMA
+descriptors ([B, heads, S, D], blocks [1, 1, rows, D]: rows past S are zero-filled on loads and dropped
+on stores, never another head's), each tile guarded by a `ready` and an `empty` mbarrier. The
+num_warps // 4 consumer warpgroups (1 or 2; 16 query rows a warp per wgmma) compute S = Q K^T by an
+asynchronous wgmma from shared memory, the online softmax in fp32 registers, and O += P V by a wgmma
+whose A operand is P in registers, rounded to the input dtype. Where O and two blocks of scores fit 128
+fp32 registers a consumer thread, block j+1's Q K^T is issued before block j's softmax and runs under
+it, and P_j V_j runs under the next softmax (FlashAttention-3's intra-warpgroup overlap); larger tiles
+wait for each Q K^T (P V still overlaps the next Q K^T). Causal programs stop at the diagonal and mask
+only the blocks crossing it; full attention masks only a ragged last block (keys past S). O is
+normalised, written over Q's shared tile and stored by the TMA. A launch it cannot take (another dtype, a
+head dim not a multiple of 16, a stride the TMA cannot take) runs the TMA kernel. Gluon kernels do not
+run under Triton's CPU interpreter: static mode cross-compiles such a point and records it unverified
+(failure kind `interpreter`), so it never wins there; measured mode verifies it on the GPU. Not yet
+measured on a GPU.
 """
 
 import math
@@ -25,6 +45,15 @@ import torch
 import torch.nn.functional as F
 import triton
 import triton.language as tl
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
+                                                              warpgroup_mma_wait)
+
+# Triton 3.9 renamed Gluon's TMA copies (async_copy_global_to_shared -> async_load, async_copy_shared_to_global
+# -> async_store) and made the old names raise; Triton 3.6 has only the old names. The arguments are the same.
+_tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+_tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
 
 OUTPUTS = ("o",)
 SPACE = {
@@ -33,6 +62,7 @@ SPACE = {
     "num_warps": [4, 8],
     "num_stages": [1, 2, 3, 4],
     "TMA": [0, 1],
+    "GLUON": [0, 1],
 }
 CONSTRAINTS = [
     "BLOCK_M % BLOCK_N == 0",  # the unmasked loop ends on a block edge
@@ -40,12 +70,27 @@ CONSTRAINTS = [
     "(BLOCK_M * D + BLOCK_M * BLOCK_N) // (warp_size * num_warps) <= 256",  # fp32 O and scores per thread
     "BLOCK_M <= 2 * S",
     "TMA == 0 or tma == 1",
+    # the Gluon variant: sm_90's wgmma, the TMA's descriptors, 16-bit inputs, a head dim the wgmma takes
+    "GLUON == 0 or (TMA == 1 and wgmma == 1 and dtype_bytes == 2 and D % 16 == 0)",
+    # each consumer warp takes 16 rows of a wgmma (a warpgroup 64); a ring of at least two stages (the
+    # next block's K lands while this block's V is still read)
+    "GLUON == 0 or (num_warps % 4 == 0 and BLOCK_M % (16 * num_warps) == 0 and num_stages >= 2)",
+    # fp32 registers per consumer thread of O and one block's scores (sm_90 cross-compiles past 160
+    # spill, or ptxas serialises the wgmma)
+    "GLUON == 0 or (BLOCK_M * D + BLOCK_M * BLOCK_N) // (32 * num_warps) <= 160",
+    # the Q tile (O leaves through it) and the ring of num_stages K and V tiles, all in shared memory at once
+    "GLUON == 0 or (BLOCK_M + 2 * BLOCK_N * num_stages) * D * dtype_bytes + 1024 <= smem_bytes",
 ]
 # Evaluated first in a new study where they fit: the best configs measured on an H100 (TMA, one
 # warpgroup over 128 query rows) and the pointer kernel's.
 SEEDS = [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "TMA": 1},
          {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "TMA": 1},
-         {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 0}]
+         {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 0},
+         # the Gluon variant where the space has it (sm_90), two consumer warpgroups over 128 query rows:
+         # FlashAttention-3's 128 x 128 tile (too many registers to overlap the softmax with the next
+         # Q K^T), then 64-key blocks that do overlap, with a deeper ring
+         {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 2, "TMA": 1, "GLUON": 1},
+         {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3, "TMA": 1, "GLUON": 1}]
 _ROUNDED_P = ("P is rounded to the input dtype before P @ V, as FlashAttention does, and the softmax runs "
               "online over key blocks: errors scale with the outputs' typical size, not each element's")
 TOLERANCE = {  # element-wise; `rms` scales with RMS(ref) (kt_cli.evaluate.verify.Tolerance)
@@ -187,6 +232,238 @@ def attention_tma_kernel(q_ptr, k_ptr, v_ptr, o_ptr, B, H, H_KV, S, qk_scale, st
     o_desc.store([b, h, start_m, 0], o.to(o_ptr.dtype.element_ty).reshape(1, 1, BLOCK_M, D))
 
 
+@gluon.constexpr_function
+def _gl_mma_layout(n, warps):
+    """A wgmma accumulator n columns wide: the consumer warps stacked along M, 16 rows a warp per wgmma
+    (a warpgroup's wgmma covers 64 rows), one wgmma as wide as the tile (n <= 256)."""
+    return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[warps, 1], instr_shape=[16, n, 16])
+
+
+@gluon.constexpr_function
+def _gl_overlap(OVERLAP, BLOCK_M, BLOCK_N, D, warps):
+    """Whether the consumers overlap a block's softmax with the next block's Q K^T (OVERLAP 1 or 0; -1:
+    where O and the scores of two blocks take at most 128 fp32 registers a thread: with more, ptxas
+    spills, as sm_90 cross-compiles show for 128 x 128 blocks at D = 128 on two warpgroups)."""
+    if OVERLAP >= 0:
+        return OVERLAP > 0
+    return (BLOCK_M * D + 2 * BLOCK_M * BLOCK_N) // (32 * warps) <= 128
+
+
+@gluon.jit
+def _gl_attn_tile(H, H_KV, S, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
+    """This program's (batch, query head, kv head, first query row, key blocks): causal programs take
+    their query tiles last first, so the longest rows start first and the short ones fill the tail."""
+    pid_m = gl.program_id(0)
+    if CAUSAL:
+        pid_m = gl.num_programs(0) - 1 - pid_m
+    b = gl.program_id(1) // H
+    h = gl.program_id(1) % H
+    start_m = pid_m * BLOCK_M
+    if CAUSAL:
+        hi = gl.minimum(start_m + BLOCK_M, S)  # no key block wholly above the diagonal
+    else:
+        hi = S
+    return b, h, h // (H // H_KV), start_m, gl.cdiv(hi, BLOCK_N)
+
+
+@gluon.jit
+def _gl_attn_load(q_desc, k_desc, v_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty, v_empty,
+                  H, H_KV, S, CAUSAL: gl.constexpr):
+    """The producer warp: the Q tile once, then each key block's K and V tiles into the next stage of
+    their rings as the consumers hand it back (separate barriers: QK^T starts before V has landed)."""
+    BLOCK_M: gl.constexpr = q_desc.block_type.shape[2]
+    BLOCK_N: gl.constexpr = k_desc.block_type.shape[2]
+    STAGES: gl.constexpr = k_ring.type.shape[0]
+    b, h, kv, start_m, n_blocks = _gl_attn_tile(H, H_KV, S, BLOCK_M, BLOCK_N, CAUSAL)
+    mbarrier.expect(q_ready, q_desc.block_type.nbytes)
+    _tma_load(q_desc, [b, h, start_m, 0], q_ready, q_smem)
+    for j in range(n_blocks):
+        s = j % STAGES
+        phase = (j // STAGES) & 1
+        # a fresh mbarrier counts as having completed the phase before its first: the first lap
+        # through the ring does not wait
+        mbarrier.wait(k_empty.index(s), phase ^ 1)
+        mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
+        _tma_load(k_desc, [b, kv, j * BLOCK_N, 0], k_ready.index(s), k_ring.index(s))
+        mbarrier.wait(v_empty.index(s), phase ^ 1)
+        mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
+        _tma_load(v_desc, [b, kv, j * BLOCK_N, 0], v_ready.index(s), v_ring.index(s))
+
+
+@gluon.jit
+def _gl_softmax(s, m_i, l_i, rows, cols, S, qk_scale, masked, CAUSAL: gl.constexpr):
+    """One key block of the online softmax, in fp32 with the scale folded into exp2: P (unnormalised),
+    the factor alpha that rescales what came before, the new running max and sum. `masked` (the
+    diagonal block, or the block holding key S): keys past S, and above the diagonal when causal, are
+    -inf; rows past S are computed and never stored."""
+    if masked:
+        keep = gl.expand_dims(cols, 0) < S
+        if CAUSAL:
+            keep = keep & (gl.expand_dims(cols, 0) <= gl.expand_dims(rows, 1))
+        s = gl.where(keep, s, -float("inf"))
+    m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+    p = gl.exp2(s * qk_scale - gl.expand_dims(m_new, 1))
+    alpha = gl.exp2(m_i - m_new)
+    return p, alpha, m_new, l_i * alpha + gl.sum(p, 1)
+
+
+@gluon.jit
+def _gl_qk(q, k_ring, k_ready, j, BLOCK_M: gl.constexpr):
+    """Issue S = Q K_j^T (asynchronous wgmma, both operands in shared memory) once K_j has landed."""
+    STAGES: gl.constexpr = k_ring.type.shape[0]
+    BLOCK_N: gl.constexpr = k_ring.type.shape[3]
+    D: gl.constexpr = k_ring.type.shape[4]
+    mbarrier.wait(k_ready.index(j % STAGES), (j // STAGES) & 1)
+    s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, _gl_mma_layout(BLOCK_N, gl.num_warps()))
+    return warpgroup_mma(q, k_ring.index(j % STAGES).reshape([BLOCK_N, D]).permute((1, 0)), s_zero, use_acc=False,
+                         is_async=True)
+
+
+@gluon.jit
+def _gl_pv(p, acc, alpha, v_ring, v_ready, j):
+    """Rescale O by alpha and issue O += P V_j (asynchronous wgmma, P the register operand) once V_j has
+    landed; the P @ V before must be done."""
+    STAGES: gl.constexpr = v_ring.type.shape[0]
+    BLOCK_N: gl.constexpr = v_ring.type.shape[3]
+    D: gl.constexpr = v_ring.type.shape[4]
+    o_layout: gl.constexpr = _gl_mma_layout(D, gl.num_warps())
+    acc = acc * gl.expand_dims(gl.convert_layout(alpha, gl.SliceLayout(1, o_layout)), 1)
+    p = gl.convert_layout(p.to(v_ring.dtype), gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2))
+    mbarrier.wait(v_ready.index(j % STAGES), (j // STAGES) & 1)
+    return warpgroup_mma(p, v_ring.index(j % STAGES).reshape([BLOCK_N, D]), acc, is_async=True)
+
+
+@gluon.jit
+def _gl_attn_step(j, q, s_cur, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, rows, cols, S,
+                  qk_scale, first_masked, CAUSAL: gl.constexpr):
+    """Block j of the pipelined loop, block j + 1 existing. In: S_j in registers, P_{j-1} V_{j-1} maybe in
+    flight. Q K_{j+1}^T is issued first, and both it and P_{j-1} V_{j-1} run under block j's softmax; both
+    are then waited for (their K and V stages go back) and P_j V_j is issued. Out: S_{j+1} in registers,
+    P_j V_j in flight."""
+    STAGES: gl.constexpr = k_ring.type.shape[0]
+    BLOCK_M: gl.constexpr = s_cur.type.shape[0]
+    BLOCK_N: gl.constexpr = s_cur.type.shape[1]
+    s_next = _gl_qk(q, k_ring, k_ready, j + 1, BLOCK_M)
+    p, alpha, m_i, l_i = _gl_softmax(s_cur, m_i, l_i, rows, j * BLOCK_N + cols, S, qk_scale, j >= first_masked, CAUSAL)
+    # in flight: P @ V of the block before, then Q K^T of the next, both issued before the softmax. Waiting
+    # for the first only (num_outstanding=1) would let P V_j queue behind Q K_{j+1}^T sooner, but then
+    # ptxas cannot prove the rescale reads a finished accumulator and serialises every wgmma (C7514)
+    s_next, acc = warpgroup_mma_wait(num_outstanding=0, deps=(s_next, acc))
+    mbarrier.arrive(k_empty.index((j + 1) % STAGES), count=1)
+    mbarrier.arrive(v_empty.index((j + STAGES - 1) % STAGES), count=1, pred=j > 0)
+    # P_j V_j stays in flight under the next block's Q K^T issue and softmax (a wait that leaves it so
+    # turns the token into a tensor, read only after the next step's wait)
+    acc = warpgroup_mma_wait(num_outstanding=1, deps=(_gl_pv(p, acc, alpha, v_ring, v_ready, j), ))
+    return s_next, acc, m_i, l_i
+
+
+@gluon.jit
+def _gl_attn_step_serial(j, q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, rows, cols, S,
+                         qk_scale, first_masked, CAUSAL: gl.constexpr):
+    """Block j without the overlap, for tiles whose scores of two blocks do not fit the registers: Q K_j^T
+    is issued while P_{j-1} V_{j-1} may still run, both are waited for, then the softmax; P_j V_j stays in
+    flight."""
+    STAGES: gl.constexpr = k_ring.type.shape[0]
+    BLOCK_M: gl.constexpr = acc.type.shape[0]
+    BLOCK_N: gl.constexpr = k_ring.type.shape[3]
+    s, acc = warpgroup_mma_wait(num_outstanding=0, deps=(_gl_qk(q, k_ring, k_ready, j, BLOCK_M), acc))
+    mbarrier.arrive(k_empty.index(j % STAGES), count=1)
+    mbarrier.arrive(v_empty.index((j + STAGES - 1) % STAGES), count=1, pred=j > 0)
+    p, alpha, m_i, l_i = _gl_softmax(s, m_i, l_i, rows, j * BLOCK_N + cols, S, qk_scale, j >= first_masked, CAUSAL)
+    acc = warpgroup_mma_wait(num_outstanding=1, deps=(_gl_pv(p, acc, alpha, v_ring, v_ready, j), ))
+    return acc, m_i, l_i
+
+
+@gluon.jit
+def _gl_attn_compute(o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty, v_empty, H, H_KV, S,
+                     qk_scale, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr):
+    """The consumer warpgroups. S = Q K^T by an asynchronous wgmma from shared memory; P = exp2(...) in
+    registers, rounded to the input dtype, is the register A operand of the wgmma P @ V. Software
+    pipelined as FlashAttention-3 does within a warpgroup (_gl_attn_step): block j+1's Q K^T runs under
+    block j's softmax, and P_j V_j under block j+1's softmax. The first step is peeled off the loop so
+    that every iteration starts with one P @ V in flight: ptxas serialises every wgmma of the kernel when
+    it cannot prove that an accumulator read waits for its wgmma, and a loop entered both with and
+    without one in flight is such a case. O is normalised at the end and leaves through Q's shared
+    memory (no longer read) by a TMA store that drops rows past S."""
+    BLOCK_M: gl.constexpr = o_desc.block_type.shape[2]
+    D: gl.constexpr = o_desc.block_type.shape[3]
+    BLOCK_N: gl.constexpr = k_ring.type.shape[3]
+    STAGES: gl.constexpr = k_ring.type.shape[0]
+    s_layout: gl.constexpr = _gl_mma_layout(BLOCK_N, gl.num_warps())
+    o_layout: gl.constexpr = _gl_mma_layout(D, gl.num_warps())
+    b, h, kv, start_m, n_blocks = _gl_attn_tile(H, H_KV, S, BLOCK_M, BLOCK_N, CAUSAL)
+    if CAUSAL:
+        first_masked = start_m // BLOCK_N  # the blocks that cross the diagonal
+    else:
+        first_masked = S // BLOCK_N  # the ragged last block, if any
+    rows = start_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, s_layout))
+    cols = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+    q = q_smem.reshape([BLOCK_M, D])
+    m_i = gl.full([BLOCK_M], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
+    l_i = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(1, s_layout))
+    acc = gl.zeros([BLOCK_M, D], gl.float32, o_layout)
+
+    mbarrier.wait(q_ready, 0)
+    if _gl_overlap(OVERLAP, BLOCK_M, BLOCK_N, D, gl.num_warps()):
+        s_cur = warpgroup_mma_wait(num_outstanding=0, deps=(_gl_qk(q, k_ring, k_ready, 0, BLOCK_M), ))
+        mbarrier.arrive(k_empty.index(0), count=1)
+        if n_blocks > 1:
+            s_cur, acc, m_i, l_i = _gl_attn_step(0, q, s_cur, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready,
+                                                 k_empty, v_empty, rows, cols, S, qk_scale, first_masked, CAUSAL)
+            for j in range(1, n_blocks - 1):
+                s_cur, acc, m_i, l_i = _gl_attn_step(j, q, s_cur, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready,
+                                                     k_empty, v_empty, rows, cols, S, qk_scale, first_masked, CAUSAL)
+            acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+        last = n_blocks - 1
+        p, alpha, m_i, l_i = _gl_softmax(s_cur, m_i, l_i, rows, last * BLOCK_N + cols, S, qk_scale,
+                                         last >= first_masked, CAUSAL)
+        acc = _gl_pv(p, acc, alpha, v_ring, v_ready, last)
+    else:
+        for j in range(n_blocks):
+            acc, m_i, l_i = _gl_attn_step_serial(j, q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empty,
+                                                 v_empty, rows, cols, S, qk_scale, first_masked, CAUSAL)
+    acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+    o = acc / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1)
+    # every wgmma that read Q is done (each warpgroup reads and writes only its own 64-row slice)
+    q.store(o.to(o_desc.dtype))
+    fence_async_shared()
+    _tma_store(o_desc, [b, h, start_m, 0], q_smem)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def attention_gluon_kernel(q_desc, k_desc, v_desc, o_desc, H, H_KV, S, qk_scale, CAUSAL: gl.constexpr,
+                           num_stages: gl.constexpr, PRODUCER_REGS: gl.constexpr, OVERLAP: gl.constexpr = -1):
+    """Warp-specialized flash attention (sm_90): num_warps consumer warps (the default partition, one
+    or two warpgroups over BLOCK_M query rows) and one producer warp with PRODUCER_REGS registers. Q, K,
+    V and O move through host-built 4-D TMA descriptors ([B, heads, S, D], blocks [1, 1, rows, D]),
+    which zero-fill rows past S on loads and drop them on stores: no tile reads or writes another
+    (batch, head)'s rows."""
+    # with one stage the producer's V_j waits for P_{j-1} V_{j-1}, which the overlapped consumers finish
+    # only after Q K_{j+1}^T, whose K the producer loads after V_j: a deadlock
+    gl.static_assert(num_stages >= 2, "the K/V ring needs two stages")
+    q_smem = gl.allocate_shared_memory(q_desc.dtype, q_desc.block_type.shape, q_desc.layout)
+    k_ring = gl.allocate_shared_memory(k_desc.dtype, [num_stages] + k_desc.block_type.shape, k_desc.layout)
+    v_ring = gl.allocate_shared_memory(v_desc.dtype, [num_stages] + v_desc.block_type.shape, v_desc.layout)
+    q_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    k_ready = gl.allocate_shared_memory(gl.int64, [num_stages, 1], mbarrier.MBarrierLayout())
+    v_ready = gl.allocate_shared_memory(gl.int64, [num_stages, 1], mbarrier.MBarrierLayout())
+    k_empty = gl.allocate_shared_memory(gl.int64, [num_stages, 1], mbarrier.MBarrierLayout())
+    v_empty = gl.allocate_shared_memory(gl.int64, [num_stages, 1], mbarrier.MBarrierLayout())
+    mbarrier.init(q_ready, count=1)
+    for i in gl.static_range(num_stages):
+        mbarrier.init(k_ready.index(i), count=1)
+        mbarrier.init(v_ready.index(i), count=1)
+        mbarrier.init(k_empty.index(i), count=1)
+        mbarrier.init(v_empty.index(i), count=1)
+    gl.warp_specialize([
+        (_gl_attn_compute, (o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty, v_empty, H, H_KV,
+                            S, qk_scale, CAUSAL, OVERLAP)),
+        (_gl_attn_load, (q_desc, k_desc, v_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty,
+                         v_empty, H, H_KV, S, CAUSAL)),
+    ], [1], [PRODUCER_REGS])
+
+
 def make_inputs(shape, dtype, t):
     b, h, h_kv, s, d = shape["B"], shape["H"], shape["H_KV"], shape["S"], shape["D"]
     return {"q": t.randn(b, h, s, d, dtype=dtype), "k": t.randn(b, h_kv, s, d, dtype=dtype),
@@ -223,6 +500,33 @@ def _tma_ready(*tensors) -> bool:
                and all(st * t.element_size() % 16 == 0 for st in t.stride()[:-1]) for t in tensors)
 
 
+_GLUON_DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
+PRODUCER_REGS = 40  # the producer warp's registers (setmaxnreg); the consumers get what is left
+
+
+def _gluon_ready(q, k, v, o) -> bool:
+    """Whether the Gluon kernel takes these tensors: 16-bit Q, K, V and O of one dtype, a head dim the
+    wgmma takes (a multiple of 16, at most 256), and strides the TMA takes (_tma_ready)."""
+    d = q.shape[-1]
+    return (q.dtype in _GLUON_DTYPES and k.dtype == v.dtype == o.dtype == q.dtype and d % 16 == 0 and d <= 256
+            and _tma_ready(q, k, v, o))
+
+
+def gluon_descriptors(q, k, v, o, block_m, block_n) -> tuple:
+    """Host-built 4-D TMA descriptors ([B, heads, S, D], blocks [1, 1, rows, D]) of Q, K, V and O for
+    attention_gluon_kernel, in NVMMA shared layouts (the 128-byte swizzle where a row of D allows it)."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    element = getattr(gl, _GLUON_DTYPES[q.dtype])
+    d = q.shape[-1]
+
+    def descriptor(t, rows):
+        block = [1, 1, rows, d]
+        return TensorDescriptor.from_tensor(t, block, gl.NVMMASharedLayout.get_default_for(block, element))
+
+    return descriptor(q, block_m), descriptor(k, block_n), descriptor(v, block_n), descriptor(o, block_m)
+
+
 def _scratch(size, alignment, stream):
     """Global memory for the descriptors attention_tma_kernel builds on the device."""
     return torch.empty(size, dtype=torch.int8, device="cuda")
@@ -233,6 +537,12 @@ def launch(k, inputs, params):
     b, h, s, d = q.shape
     bm = params["BLOCK_M"]
     grid = (triton.cdiv(s, bm), b * h)
+    if params.get("GLUON", 0) and params.get("TMA", 0) and _gluon_ready(q, kk, v, o):
+        # a config that asks for Gluon on tensors it cannot take runs the TMA kernel below
+        k.attention_gluon_kernel[grid](*gluon_descriptors(q, kk, v, o, bm, params["BLOCK_N"]), h, kk.shape[1], s,
+                                       LOG2E / math.sqrt(d), CAUSAL=inputs["causal"],
+                                       num_stages=params.get("num_stages", 2), PRODUCER_REGS=PRODUCER_REGS)
+        return
     if params.get("TMA", 0) and _tma_ready(q, kk, v, o):
         triton.set_allocator(_scratch)
         k.attention_tma_kernel[grid](q, kk, v, o, b, h, kk.shape[1], s, LOG2E / math.sqrt(d), *q.stride()[:-1],

@@ -1,0 +1,132 @@
+"""The library attention's Gluon variant (FlashAttention-3 style, warp-specialized, sm_90): it cross-compiles
+for sm_90 through kt's own path on a machine without a GPU, with Triton 3.6 to 3.9, its constraints keep
+it to the points it can run, and static mode, whose CPU interpreter cannot run a Gluon kernel, never
+lets it win unverified."""
+
+import json
+
+import pytest
+
+from tests.helpers import kt
+from tests.kernel_checks import compile_for, stop_workers
+from tests.test_library_compute import _first_broken_constraint
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _workers():
+    yield
+    stop_workers()
+
+
+H100_SHARED = 232448  # 227 KiB: what one program may take on an H100
+GLUON = {"TMA": 1, "GLUON": 1}
+CAUSAL_128 = {"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 128, "CAUSAL": 1}
+
+
+@pytest.mark.parametrize("shape,tiles", [
+    # two consumer warpgroups, 128 x 128 blocks (no softmax overlap: too many registers)
+    (CAUSAL_128, {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 2}),
+    # full attention at D = 64, 64-key blocks that overlap the softmax with the next Q K^T, 3 stages
+    ({"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 64}, {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8,
+                                                          "num_stages": 3}),
+    # one consumer warpgroup, grouped-query, S ragged (1000 = 15 x 64 + 40)
+    ({"B": 2, "H": 8, "H_KV": 2, "S": 1000, "D": 128, "CAUSAL": 1}, {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4,
+                                                                      "num_stages": 2}),
+    # S shorter than one tile, D = 16 (the verification shapes' head dims)
+    ({"B": 1, "H": 4, "H_KV": 2, "S": 37, "D": 16, "CAUSAL": 1}, {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4,
+                                                                   "num_stages": 2}),
+])
+def test_gluon_attention_cross_compiles_for_hopper_with_sane_resources(shape, tiles):
+    out = compile_for("attention", "nvidia:sm_90", shape, "bfloat16", {**GLUON, **tiles})
+    res = out["resources"]
+    # the consumer warps plus the producer's warpgroup (one warp working, its warpgroup allocated)
+    assert res["threads"] == (tiles["num_warps"] + 4) * 32
+    tile_bytes = (tiles["BLOCK_M"] + 2 * tiles["BLOCK_N"] * tiles["num_stages"]) * shape["D"] * 2
+    assert tile_bytes < res["shared_bytes"] <= min(H100_SHARED, tile_bytes + 1024)  # Q, the ring, the barriers
+    assert res["spill_bytes"] == 0 and 0 < res["registers"] <= 255
+    blocks = -(-shape["S"] // tiles["BLOCK_M"])
+    assert (out["programs"], out["launches"]) == (blocks * shape["B"] * shape["H"], 1)
+    assert out["estimate"]["seconds"] > 0
+
+
+POINT = {**GLUON, "BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 2}
+
+
+@pytest.mark.parametrize("target,dtype,shape,change,rule", [
+    ("nvidia:sm_90", "bfloat16", CAUSAL_128, {}, None),
+    ("nvidia:sm_90", "float16", {**CAUSAL_128, "H_KV": 8}, {"BLOCK_N": 64, "num_stages": 3}, None),
+    ("nvidia:sm_80", "bfloat16", CAUSAL_128, {"TMA": 0}, "wgmma == 1"),  # no wgmma before Hopper
+    ("nvidia:sm_100", "bfloat16", CAUSAL_128, {}, "wgmma == 1"),  # nor after it (tcgen05)
+    ("amd:gfx942", "bfloat16", CAUSAL_128, {"TMA": 0, "BLOCK_N": 64}, "wgmma == 1"),
+    ("nvidia:sm_90", "float32", {**CAUSAL_128, "D": 64}, {"BLOCK_N": 64}, "dtype_bytes == 2"),
+    ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"TMA": 0}, "TMA == 1"),
+    # 8 warps (two warpgroups, 16 rows a warp) take 128 rows
+    ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"BLOCK_M": 64, "BLOCK_N": 64}, "BLOCK_M % (16 * num_warps)"),
+    ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"num_stages": 1}, "num_stages >= 2"),
+    ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"BLOCK_M": 256}, "// (32 * num_warps) <= 160"),  # registers
+    ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"num_warps": 4}, "// (32 * num_warps) <= 160"),  # one warpgroup
+    ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"num_stages": 4}, "<= smem_bytes"),  # Q + 4 x 64 KiB of K and V
+])
+def test_constraints_keep_the_gluon_attention_to_points_it_can_run(target, dtype, shape, change, rule):
+    broken = _first_broken_constraint("attention", dtype, shape, target, {**POINT, **change})
+    if rule is None:
+        assert broken is None
+    else:
+        assert broken is not None and "GLUON == 0" in broken and rule in broken, broken
+
+
+def test_the_tma_and_pointer_points_keep_their_constraints():
+    """GLUON = 0 points are judged as before: the Gluon rules hold for them whatever their tiles."""
+    for target, tma in (("nvidia:sm_90", 1), ("nvidia:sm_80", 0), ("amd:gfx942", 0)):
+        point = {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 1, "TMA": tma, "GLUON": 0}
+        assert _first_broken_constraint("attention", "bfloat16", CAUSAL_128, target, point) is None
+
+
+STATIC_RECIPE = """
+[kernel]
+generator = "templates"
+name = "attention"
+
+[problem]
+dtype = "bfloat16"
+shapes = [{B = 1, H = 2, H_KV = 1, S = 80, D = 64, CAUSAL = 1}]
+
+[search]
+trials = 2
+[search.space]
+BLOCK_M = [64]
+BLOCK_N = [32]
+num_warps = [4]
+num_stages = [2]
+TMA = [1]
+GLUON = [0, 1]
+"""
+
+
+def test_static_mode_cross_compiles_a_gluon_attention_point_but_never_lets_it_win(write, tmp_path):
+    """The CPU interpreter cannot run a Gluon kernel: the point is cross-compiled (its resources are
+    recorded) and then recorded `interpreter`, never `ok`; the TMA point beside it wins, verified."""
+    result = kt("tune", write("att.toml", STATIC_RECIPE), "--target", "nvidia:sm_90", "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    art = tmp_path / "art" / "attention.kt"
+    trials = {t["params"]["GLUON"]: t for t in map(json.loads, (art / "trials.jsonl").read_text().splitlines())}
+    gluon, plain = trials[1], trials[0]
+    assert gluon["failure_kind"] == "interpreter" and gluon["value"] is None
+    assert "attention_gluon_kernel" in gluon["message"] and "interpreter" in gluon["message"]
+    assert gluon["resources"]["threads"] == 8 * 32 and gluon["resources"]["shared_bytes"] > 0
+    assert gluon["resources"]["spill_bytes"] == 0
+    assert plain["failure_kind"] == "ok"
+    (best,) = json.loads((art / "manifest.json").read_text())["results"]
+    assert best["mode"] == "estimated" and best["params"]["GLUON"] == 0
+
+
+def test_a_verification_launch_of_the_gluon_attention_on_the_cpu_is_the_interpreters_failure():
+    """16-bit tensors the TMA takes: the launch calls the Gluon kernel, under the interpreter an
+    `interpreter` failure naming it, not a `crash`."""
+    from kt_cli.evaluate.failure import WorkerFailure
+    from tests.kernel_checks import verify
+
+    params = {**GLUON, "BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2}
+    with pytest.raises(WorkerFailure) as failure:
+        verify("attention", "bfloat16", params, [{"B": 1, "H": 2, "H_KV": 1, "S": 40, "D": 32, "CAUSAL": 1}])
+    assert failure.value.kind == "interpreter" and "attention_gluon_kernel" in failure.value.message
