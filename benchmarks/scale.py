@@ -87,7 +87,8 @@ def timeline(trials: list, started_at: float) -> list:
         rows.append({"study": study, "number": t.number,
                      "pid": t.user_attrs.get("pid"), "start": t.datetime_start.timestamp() - started_at,
                      "end": t.datetime_complete.timestamp() - started_at,
-                     "kind": result.get("failure_kind"), "phases": result.get("phase_seconds", {})})
+                     "kind": result.get("failure_kind"), "phases": result.get("phase_seconds", {}),
+                     "evaluator_s": result.get("seconds")})  # the evaluator's wall: the rest is the search's
     return sorted(rows, key=lambda r: r["start"])
 
 

@@ -285,6 +285,7 @@ class Evaluator:
         too); a candidate that spills more than the recipe allows ends here as `spills`, its resources
         recorded."""
         deadline = self.compile_deadline.seconds()
+        called, busy = time.perf_counter(), clock.seconds.get("compile", 0.0)
         try:
             written = self.counts.get(shape_key(candidate.shape), (None, None, None))[2]
             compiled = self.compile_pool.call("compile", {"source": self.source, "candidate": candidate,
@@ -294,6 +295,8 @@ class Evaluator:
                                               busy=lambda seconds: clock.add("compile", seconds))
         except WorkerFailure as exc:
             raise self.compile_deadline.verdict(exc, deadline) from None
+        finally:  # the call's wall beyond the compile itself: waiting for a free compile worker, the transfers
+            clock.add("wait.compile", time.perf_counter() - called - (clock.seconds.get("compile", 0.0) - busy))
         self.compile_deadline.record(compiled["compile_seconds"])
         breach = spill_breach(compiled["resources"], self.recipe.search.max_spill_bytes)
         if breach:

@@ -127,7 +127,9 @@ class IsolatedVerifier:
         from kt_cli.evaluate.requests import split_params
 
         params, options = split_params(candidate.params, self.target.launch_options)
+        waiting = time.perf_counter()
         with self.lock:
+            clock.add("wait.device", time.perf_counter() - waiting)  # the candidates ahead of this one
             bound = race()
             if bound is not None:
                 with clock.phase("screen"):
