@@ -78,6 +78,7 @@ class Objective:
                 self._skip(trial, "the rest of the budget is taken by other trials")
             self._record(trial, self.problem.invalid_result(params, f"breaks constraint {broken.text!r}"))
             raise optuna.TrialPruned()
+        self._write(trial)  # the point drawn, before this trial reads what others drew (_confirm_claim)
         waiting = time.perf_counter()
         key = point_key(params)
         ledger, ahead = self._my_turn(trial, key)
@@ -91,6 +92,7 @@ class Objective:
         if self.budget.taken(ledger, queued_retries=True, ahead=ahead):
             self._skip(trial, "the rest of the budget is taken by other trials")
         trial.set_user_attr(CLAIM, trial.number)
+        self._write(trial)
         if ahead:
             self._confirm_claim(trial, key)
         self.decided()
@@ -159,6 +161,12 @@ class Objective:
         if rivals:
             trial.set_user_attr(CLAIM, None)
             self._skip(trial, f"trial {min(rivals)} drew this point too")
+
+    def _write(self, trial) -> None:
+        """What the trial set and its storage holds back (owned_storages.DeferredTrialWrites), written now."""
+        write = getattr(self.storage, "write_deferred", None)
+        if write is not None:
+            write(trial._trial_id)
 
     def decided(self) -> None:
         """A trial of this process claimed its point or ended (told): wake the trials waiting for their turn."""

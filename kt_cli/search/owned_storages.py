@@ -5,6 +5,7 @@ storage is opened (it imports Optuna)."""
 from __future__ import annotations
 
 import datetime
+import threading
 
 from optuna.storages import JournalStorage, RDBStorage
 from optuna.storages._rdb import models
@@ -41,7 +42,59 @@ class OneStepStates(RDBStorage):
         return super().set_trial_state_values(trial_id, state, values=values)  # finishing a queued trial
 
 
-class KtRDBStorage(TrialKeeper, OneStepStates):
+class DeferredTrialWrites(RDBStorage):
+    """A trial's parameters and user attributes are written together, in one transaction, when the
+    trial writes them (write_deferred: its decision reads the study after it) or before anything else
+    touches the trial in the database (its state, a system attribute, reading it back). Optuna writes
+    each in a transaction of its own: about 16 of a trial's 27 commits with ten parameters, and with
+    four workers sharing one SQLite file on a 4x H100 host a trial spent 1.6 s outside its evaluation
+    against 0.4 s alone (benchmarks/results/s16/sc80), waiting for the database's one writer. What
+    other processes read meanwhile is the trial without them: a running trial that has not decided."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._deferred: dict[int, list] = {}
+        self._deferred_lock = threading.Lock()
+
+    def _defer(self, trial_id: int, write) -> None:
+        with self._deferred_lock:
+            self._deferred.setdefault(trial_id, []).append(write)
+
+    def _set_trial_param(self, trial_id, param_name, param_value_internal, distribution, previous_distribution):
+        self._defer(trial_id, lambda session: self._set_trial_param_without_commit(
+            session, trial_id, param_name, param_value_internal, distribution, previous_distribution))
+
+    def set_trial_user_attr(self, trial_id, key, value) -> None:
+        self._defer(trial_id, lambda session: self._set_trial_attr_without_commit(
+            session, models.TrialUserAttributeModel, trial_id, key, value))
+
+    def write_deferred(self, trial_id: int) -> None:
+        """Write what `trial_id` has set and not written, in order, in one transaction."""
+        with self._deferred_lock:
+            writes = self._deferred.pop(trial_id, None)
+        if writes:
+            with _create_scoped_session(self.scoped_session, True) as session:
+                for write in writes:
+                    write(session)
+
+    def set_trial_state_values(self, trial_id, state, values=None) -> bool:
+        self.write_deferred(trial_id)
+        return super().set_trial_state_values(trial_id, state, values=values)
+
+    def set_trial_system_attr(self, trial_id, key, value) -> None:
+        self.write_deferred(trial_id)
+        super().set_trial_system_attr(trial_id, key, value)
+
+    def set_trial_intermediate_value(self, trial_id, step, intermediate_value) -> None:
+        self.write_deferred(trial_id)
+        super().set_trial_intermediate_value(trial_id, step, intermediate_value)
+
+    def get_trial(self, trial_id: int):
+        self.write_deferred(trial_id)
+        return super().get_trial(trial_id)
+
+
+class KtRDBStorage(TrialKeeper, DeferredTrialWrites, OneStepStates):
     def _create_new_trial(self, study_id, template_trial=None):
         trial = super()._create_new_trial(study_id, template_trial)
         if trial.state == TrialState.RUNNING:  # asked for, not enqueued: its owner is this process
