@@ -4,6 +4,7 @@ it to the points it can run, and static mode, whose CPU interpreter cannot run a
 lets it win unverified."""
 
 import json
+import re
 
 import pytest
 
@@ -29,6 +30,12 @@ CAUSAL_128 = {"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 128, "CAUSAL": 1}
     # full attention at D = 64, 64-key blocks that overlap the softmax with the next Q K^T, 3 stages
     ({"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 64}, {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8,
                                                           "num_stages": 3}),
+    # two independent consumer warpgroups of 64 rows (D = 64), the softmax overlap, 3 stages
+    ({"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 64, "CAUSAL": 1}, {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4,
+                                                                       "num_stages": 3}),
+    # two consumers, full attention, S ragged, 32-key blocks in a ring of 4
+    ({"B": 2, "H": 8, "H_KV": 2, "S": 1000, "D": 64}, {"BLOCK_M": 128, "BLOCK_N": 32, "num_warps": 4,
+                                                       "num_stages": 4}),
     # one consumer warpgroup, grouped-query, S ragged (1000 = 15 x 64 + 40)
     ({"B": 2, "H": 8, "H_KV": 2, "S": 1000, "D": 128, "CAUSAL": 1}, {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4,
                                                                       "num_stages": 2}),
@@ -39,8 +46,9 @@ CAUSAL_128 = {"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 128, "CAUSAL": 1}
 def test_gluon_attention_cross_compiles_for_hopper_with_sane_resources(shape, tiles):
     out = compile_for("attention", "nvidia:sm_90", shape, "bfloat16", {**GLUON, **tiles})
     res = out["resources"]
-    # the consumer warps plus the producer's warpgroup (one warp working, its warpgroup allocated)
-    assert res["threads"] == (tiles["num_warps"] + 4) * 32
+    # the consumer warps (16 query rows each, in one or two partitions) plus the producer's warpgroup (one
+    # warp working, its warpgroup allocated)
+    assert res["threads"] == (tiles["BLOCK_M"] // 16 + 4) * 32
     tile_bytes = (tiles["BLOCK_M"] + 2 * tiles["BLOCK_N"] * tiles["num_stages"]) * shape["D"] * 2
     assert tile_bytes < res["shared_bytes"] <= min(H100_SHARED, tile_bytes + 1024)  # Q, the ring, the barriers
     assert res["spill_bytes"] == 0 and 0 < res["registers"] <= 255
@@ -63,8 +71,12 @@ POINT = {**GLUON, "BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 
     # 8 warps (two warpgroups, 16 rows a warp) take 128 rows
     ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"BLOCK_M": 64, "BLOCK_N": 64}, "BLOCK_M % (16 * num_warps)"),
     ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"num_stages": 1}, "num_stages >= 2"),
-    ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"BLOCK_M": 256}, "// (32 * num_warps) <= 160"),  # registers
-    ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"num_warps": 4}, "// (32 * num_warps) <= 160"),  # one warpgroup
+    # two consumer partitions only of one warpgroup each, and only where their wgmma is not serialised
+    ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"BLOCK_M": 256}, "BLOCK_M == 16 * num_warps"),
+    ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"num_warps": 4}, "D <= 64 and BLOCK_N <= 64"),
+    ("nvidia:sm_90", "bfloat16", {**CAUSAL_128, "D": 64}, {"num_warps": 4}, "D <= 64 and BLOCK_N <= 64"),
+    ("nvidia:sm_90", "bfloat16", {**CAUSAL_128, "D": 64}, {"num_warps": 4, "BLOCK_N": 64, "num_stages": 3}, None),
+    ("nvidia:sm_90", "bfloat16", {**CAUSAL_128, "D": 256}, {}, "// (32 * num_warps) <= 160"),  # registers
     ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"num_stages": 4}, "<= smem_bytes"),  # Q + 4 x 64 KiB of K and V
 ])
 def test_constraints_keep_the_gluon_attention_to_points_it_can_run(target, dtype, shape, change, rule):
@@ -73,6 +85,22 @@ def test_constraints_keep_the_gluon_attention_to_points_it_can_run(target, dtype
         assert broken is None
     else:
         assert broken is not None and "GLUON == 0" in broken and rule in broken, broken
+
+
+def test_two_consumer_warpgroups_are_partitions_of_their_own_sharing_the_ring():
+    """BLOCK_M = 128 on 4 warps: two consumer partitions (the default one and a worker) with the same
+    registers, the producer's warpgroup with fewer; every K and V stage's `empty` barrier and O's
+    barrier wait for both consumers, the `ready` ones for the TMA alone."""
+    from tests.test_library_compute import _sm90_ptx
+
+    stages = 3
+    ptx = _sm90_ptx("attention", {"B": 1, "H": 2, "H_KV": 1, "S": 300, "D": 64, "CAUSAL": 1},
+                    {**GLUON, "BLOCK_M": 128, "BLOCK_N": 64}, {"num_warps": 4, "num_stages": stages})
+    inits = re.findall(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (\d+);", ptx)
+    assert sorted(inits) == sorted(["1"] * (1 + 2 * stages) + ["2"] * (1 + 2 * stages))
+    assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+192;", ptx)  # consumer 0
+    assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+192;", ptx)  # consumer 1
+    assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+120;", ptx)  # the producer
 
 
 def test_the_tma_and_pointer_points_keep_their_constraints():

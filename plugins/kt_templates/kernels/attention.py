@@ -24,19 +24,26 @@ warp-specialize on sm_90 (attention_gluon_kernel). One program per (query tile, 
 tiles longest first. A producer warp (PRODUCER_REGS registers) loads the Q tile once and each key
 block's K and V tiles into a ring of num_stages shared-memory stages through host-built 4-D TMA
 descriptors ([B, heads, S, D], blocks [1, 1, rows, D]: rows past S are zero-filled on loads and dropped
-on stores, never another head's), each tile guarded by a `ready` and an `empty` mbarrier. The
-num_warps // 4 consumer warpgroups (1 or 2; 16 query rows a warp per wgmma) compute S = Q K^T by an
-asynchronous wgmma from shared memory, the online softmax in fp32 registers, and O += P V by a wgmma
-whose A operand is P in registers, rounded to the input dtype. Where O and two blocks of scores fit 128
-fp32 registers a consumer thread, block j+1's Q K^T is issued before block j's softmax and runs under
-it, and P_j V_j runs under the next softmax (FlashAttention-3's intra-warpgroup overlap); larger tiles
-wait for each Q K^T (P V still overlaps the next Q K^T). Causal programs stop at the diagonal and mask
-only the blocks crossing it; full attention masks only a ragged last block (keys past S). O is
-normalised, written over Q's shared tile and stored by the TMA. A launch it cannot take (another dtype, a
-head dim not a multiple of 16, a stride the TMA cannot take) runs the TMA kernel. Gluon kernels do not
-run under Triton's CPU interpreter: static mode cross-compiles such a point and records it unverified
-(failure kind `interpreter`), so it never wins there; measured mode verifies it on the GPU. Not yet
-measured on a GPU.
+on stores, never another head's), each tile guarded by a `ready` and an `empty` mbarrier. The query
+tile's BLOCK_M rows go to BLOCK_M / (16 num_warps) consumer partitions (16 query rows a warp per wgmma):
+one of num_warps warps (one warpgroup, or two in lockstep: every mbarrier arrival syncs the partition), or
+two independent warpgroups of 64 rows (the default partition and a worker, num_warps = 4), which share
+each K and V stage (its `empty` barrier counts one arrival a consumer) so that one's softmax overlaps the
+other's wgmma; causal consumers stop at their own diagonal and hand back unread the blocks past it. Two
+consumers compile cleanly for sm_90 only at D = 64 with BLOCK_N <= 64 (TWO_CONSUMER_REGS says why). Each
+consumer computes S = Q K^T by an asynchronous wgmma from shared memory, the online softmax in fp32
+registers, and O += P V by a wgmma whose A operand is P in registers, rounded to the input dtype. Where O
+and two blocks of scores fit 128 fp32 registers a consumer thread, block j+1's Q K^T is issued before
+block j's softmax and runs under it, and P_j V_j runs under the next softmax (FlashAttention-3's
+intra-warpgroup overlap); larger tiles wait for each Q K^T (P V still overlaps the next Q K^T). Causal
+programs stop at the diagonal and mask only the blocks crossing it; full attention masks only a ragged
+last block (keys past S). O is normalised, written over Q's shared tile and stored by the TMA (by the
+producer, once both consumers have written theirs). A launch it cannot take (another dtype, a head dim
+not a multiple of 16, a stride the TMA cannot take) runs the TMA kernel. Gluon kernels do not run under
+Triton's CPU interpreter: static mode cross-compiles such a point and records it unverified (failure
+kind `interpreter`), so it never wins there; measured mode verifies it on the GPU. Measured on an H100
+(one consumer partition, bf16 B4 H32 S4096): 0.82x SDPA at full D128 (128 x 128 blocks, 8 warps, 3
+stages), about the TMA kernel elsewhere; two consumers not yet measured.
 """
 
 import math
@@ -75,9 +82,13 @@ CONSTRAINTS = [
     # each consumer warp takes 16 rows of a wgmma (a warpgroup 64); a ring of at least two stages (the
     # next block's K lands while this block's V is still read)
     "GLUON == 0 or (num_warps % 4 == 0 and BLOCK_M % (16 * num_warps) == 0 and num_stages >= 2)",
-    # fp32 registers per consumer thread of O and one block's scores (sm_90 cross-compiles past 160
-    # spill, or ptxas serialises the wgmma)
-    "GLUON == 0 or (BLOCK_M * D + BLOCK_M * BLOCK_N) // (32 * num_warps) <= 160",
+    # the query tile's BLOCK_M / (16 * num_warps) consumer partitions: one (of num_warps warps), or two
+    # independent warpgroups of 64 rows where sm_90 cross-compiles them without serialising the wgmma
+    # (TWO_CONSUMER_REGS: accumulators at most 64 wide)
+    "GLUON == 0 or BLOCK_M == 16 * num_warps or (BLOCK_M == 128 and num_warps == 4 and D <= 64 and BLOCK_N <= 64)",
+    # fp32 registers per consumer thread of O and one block's scores, 16 rows a warp (sm_90
+    # cross-compiles past 160 spill, or ptxas serialises the wgmma)
+    "GLUON == 0 or 16 * num_warps * (D + BLOCK_N) // (32 * num_warps) <= 160",
     # the Q tile (O leaves through it) and the ring of num_stages K and V tiles, all in shared memory at once
     "GLUON == 0 or (BLOCK_M + 2 * BLOCK_N * num_stages) * D * dtype_bytes + 1024 <= smem_bytes",
 ]
@@ -86,11 +97,11 @@ CONSTRAINTS = [
 SEEDS = [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "TMA": 1},
          {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "TMA": 1},
          {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 0},
-         # the Gluon variant where the space has it (sm_90), two consumer warpgroups over 128 query rows:
-         # FlashAttention-3's 128 x 128 tile (too many registers to overlap the softmax with the next
-         # Q K^T), then 64-key blocks that do overlap, with a deeper ring
-         {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 2, "TMA": 1, "GLUON": 1},
-         {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3, "TMA": 1, "GLUON": 1}]
+         # the Gluon variant where the space has it (sm_90): the H100's best, one consumer partition of two
+         # warpgroups over 128 query rows, 128 x 128 blocks, 3 stages; then two independent consumer
+         # warpgroups of 64 rows each (D = 64 only) with the softmax overlap, 3 stages
+         {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 1, "GLUON": 1},
+         {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3, "TMA": 1, "GLUON": 1}]
 _ROUNDED_P = ("P is rounded to the input dtype before P @ V, as FlashAttention does, and the softmax runs "
               "online over key blocks: errors scale with the outputs' typical size, not each element's")
 TOLERANCE = {  # element-wise; `rms` scales with RMS(ref) (kt_cli.evaluate.verify.Tolerance)
@@ -240,13 +251,25 @@ def _gl_mma_layout(n, warps):
 
 
 @gluon.constexpr_function
-def _gl_overlap(OVERLAP, BLOCK_M, BLOCK_N, D, warps):
-    """Whether the consumers overlap a block's softmax with the next block's Q K^T (OVERLAP 1 or 0; -1:
-    where O and the scores of two blocks take at most 128 fp32 registers a thread: with more, ptxas
-    spills, as sm_90 cross-compiles show for 128 x 128 blocks at D = 128 on two warpgroups)."""
+def _gl_overlap(OVERLAP, rows, BLOCK_N, D, warps):
+    """Whether a consumer overlaps a block's softmax with the next block's Q K^T (OVERLAP 1 or 0; -1:
+    where its O and the scores of two blocks take at most 128 fp32 registers a thread: with more, ptxas
+    spills or serialises the wgmma, as sm_90 cross-compiles show for 128 x 128 blocks at D = 128)."""
     if OVERLAP >= 0:
         return OVERLAP > 0
-    return (BLOCK_M * D + 2 * BLOCK_M * BLOCK_N) // (32 * warps) <= 128
+    return (rows * D + 2 * rows * BLOCK_N) // (32 * warps) <= 128
+
+
+# Two consumer partitions: registers a thread of the worker consumer warpgroup and of the producer's warpgroup
+# (one warp, padded to a warpgroup) ask for; Triton caps a thread of the 12 warps at 65536 / 384 -> 168 and
+# gives the default partition (consumer 0) what the workers leave: 3 x 168 - 192 - 120 = 192, the same as
+# consumer 1. sm_90 cross-compiles (ptxas of Triton 3.6 and 3.9) serialise every wgmma of the kernel
+# (C7512, "insufficient register resources") once a worker partition issues wgmma and the producer's
+# warpgroup asks for fewer registers (FlashAttention-3's 24 or 40 serialise even 64-wide tiles; 104 and up
+# do not); with 120 they take D = 64 with BLOCK_N <= 64 cleanly, 128-wide accumulators (D = 128 or
+# BLOCK_N = 128) still serialise (the CONSTRAINTS keep to the clean ones).
+TWO_CONSUMER_REGS = gl.constexpr(192)
+TWO_CONSUMER_PRODUCER_REGS = gl.constexpr(120)
 
 
 @gluon.jit
@@ -267,10 +290,11 @@ def _gl_attn_tile(H, H_KV, S, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUS
 
 
 @gluon.jit
-def _gl_attn_load(q_desc, k_desc, v_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty, v_empty,
-                  H, H_KV, S, CAUSAL: gl.constexpr):
+def _gl_attn_load(q_desc, k_desc, v_desc, o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty, v_empty,
+                  o_ready, H, H_KV, S, CAUSAL: gl.constexpr, CONSUMERS: gl.constexpr):
     """The producer warp: the Q tile once, then each key block's K and V tiles into the next stage of
-    their rings as the consumers hand it back (separate barriers: QK^T starts before V has landed)."""
+    their rings as every consumer hands it back (separate barriers: QK^T starts before V has landed).
+    With two consumers it also stores O once both have written their rows of it (o_ready)."""
     BLOCK_M: gl.constexpr = q_desc.block_type.shape[2]
     BLOCK_N: gl.constexpr = k_desc.block_type.shape[2]
     STAGES: gl.constexpr = k_ring.type.shape[0]
@@ -288,6 +312,11 @@ def _gl_attn_load(q_desc, k_desc, v_desc, q_smem, k_ring, v_ring, q_ready, k_rea
         mbarrier.wait(v_empty.index(s), phase ^ 1)
         mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
         _tma_load(v_desc, [b, kv, j * BLOCK_N, 0], v_ready.index(s), v_ring.index(s))
+    if CONSUMERS > 1:
+        # each consumer wrote its rows of O over its rows of Q, fenced, and arrived
+        mbarrier.wait(o_ready, 0)
+        _tma_store(o_desc, [b, h, start_m, 0], q_smem)
+        tma.store_wait(0)
 
 
 @gluon.jit
@@ -308,13 +337,13 @@ def _gl_softmax(s, m_i, l_i, rows, cols, S, qk_scale, masked, CAUSAL: gl.constex
 
 
 @gluon.jit
-def _gl_qk(q, k_ring, k_ready, j, BLOCK_M: gl.constexpr):
+def _gl_qk(q, k_ring, k_ready, j, ROWS: gl.constexpr):
     """Issue S = Q K_j^T (asynchronous wgmma, both operands in shared memory) once K_j has landed."""
     STAGES: gl.constexpr = k_ring.type.shape[0]
     BLOCK_N: gl.constexpr = k_ring.type.shape[3]
     D: gl.constexpr = k_ring.type.shape[4]
     mbarrier.wait(k_ready.index(j % STAGES), (j // STAGES) & 1)
-    s_zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, _gl_mma_layout(BLOCK_N, gl.num_warps()))
+    s_zero = gl.zeros([ROWS, BLOCK_N], gl.float32, _gl_mma_layout(BLOCK_N, gl.num_warps()))
     return warpgroup_mma(q, k_ring.index(j % STAGES).reshape([BLOCK_N, D]).permute((1, 0)), s_zero, use_acc=False,
                          is_async=True)
 
@@ -341,9 +370,9 @@ def _gl_attn_step(j, q, s_cur, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, 
     are then waited for (their K and V stages go back) and P_j V_j is issued. Out: S_{j+1} in registers,
     P_j V_j in flight."""
     STAGES: gl.constexpr = k_ring.type.shape[0]
-    BLOCK_M: gl.constexpr = s_cur.type.shape[0]
+    ROWS: gl.constexpr = s_cur.type.shape[0]
     BLOCK_N: gl.constexpr = s_cur.type.shape[1]
-    s_next = _gl_qk(q, k_ring, k_ready, j + 1, BLOCK_M)
+    s_next = _gl_qk(q, k_ring, k_ready, j + 1, ROWS)
     p, alpha, m_i, l_i = _gl_softmax(s_cur, m_i, l_i, rows, j * BLOCK_N + cols, S, qk_scale, j >= first_masked, CAUSAL)
     # in flight: P @ V of the block before, then Q K^T of the next, both issued before the softmax. Waiting
     # for the first only (num_outstanding=1) would let P V_j queue behind Q K_{j+1}^T sooner, but then
@@ -364,9 +393,9 @@ def _gl_attn_step_serial(j, q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, 
     is issued while P_{j-1} V_{j-1} may still run, both are waited for, then the softmax; P_j V_j stays in
     flight."""
     STAGES: gl.constexpr = k_ring.type.shape[0]
-    BLOCK_M: gl.constexpr = acc.type.shape[0]
+    ROWS: gl.constexpr = acc.type.shape[0]
     BLOCK_N: gl.constexpr = k_ring.type.shape[3]
-    s, acc = warpgroup_mma_wait(num_outstanding=0, deps=(_gl_qk(q, k_ring, k_ready, j, BLOCK_M), acc))
+    s, acc = warpgroup_mma_wait(num_outstanding=0, deps=(_gl_qk(q, k_ring, k_ready, j, ROWS), acc))
     mbarrier.arrive(k_empty.index(j % STAGES), count=1)
     mbarrier.arrive(v_empty.index((j + STAGES - 1) % STAGES), count=1, pred=j > 0)
     p, alpha, m_i, l_i = _gl_softmax(s, m_i, l_i, rows, j * BLOCK_N + cols, S, qk_scale, j >= first_masked, CAUSAL)
@@ -375,93 +404,139 @@ def _gl_attn_step_serial(j, q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, 
 
 
 @gluon.jit
-def _gl_attn_compute(o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty, v_empty, H, H_KV, S,
-                     qk_scale, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr):
-    """The consumer warpgroups. S = Q K^T by an asynchronous wgmma from shared memory; P = exp2(...) in
+def _gl_attn_compute(o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty, v_empty, o_ready, H, H_KV,
+                     S, qk_scale, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, CONSUMER: gl.constexpr):
+    """Consumer CONSUMER (a partition of num_warps warps, 16 rows a warp): rows CONSUMER * ROWS onwards of
+    the program's query tile. S = Q K^T by an asynchronous wgmma from shared memory; P = exp2(...) in
     registers, rounded to the input dtype, is the register A operand of the wgmma P @ V. Software
-    pipelined as FlashAttention-3 does within a warpgroup (_gl_attn_step): block j+1's Q K^T runs under
-    block j's softmax, and P_j V_j under block j+1's softmax. The first step is peeled off the loop so
-    that every iteration starts with one P @ V in flight: ptxas serialises every wgmma of the kernel when
-    it cannot prove that an accumulator read waits for its wgmma, and a loop entered both with and
-    without one in flight is such a case. O is normalised at the end and leaves through Q's shared
-    memory (no longer read) by a TMA store that drops rows past S."""
+    pipelined as FlashAttention-3 does within a warpgroup (_gl_attn_step) where the registers allow:
+    block j+1's Q K^T runs under block j's softmax, and P_j V_j under block j+1's softmax. The first
+    step is peeled off the loop so that every iteration starts with one P @ V in flight: ptxas
+    serialises every wgmma of the kernel when it cannot prove that an accumulator read waits for its
+    wgmma, and a loop entered both with and without one in flight is such a case. Causal consumers stop
+    at their own diagonal; key blocks the program loads beyond it (another consumer's) are handed back
+    unread. O is normalised at the end and written over this consumer's rows of Q (no longer read); one
+    consumer stores it by the TMA (rows past S dropped), two hand the store to the producer."""
     BLOCK_M: gl.constexpr = o_desc.block_type.shape[2]
     D: gl.constexpr = o_desc.block_type.shape[3]
     BLOCK_N: gl.constexpr = k_ring.type.shape[3]
     STAGES: gl.constexpr = k_ring.type.shape[0]
+    ROWS: gl.constexpr = 16 * gl.num_warps()
+    CONSUMERS: gl.constexpr = BLOCK_M // ROWS
     s_layout: gl.constexpr = _gl_mma_layout(BLOCK_N, gl.num_warps())
     o_layout: gl.constexpr = _gl_mma_layout(D, gl.num_warps())
     b, h, kv, start_m, n_blocks = _gl_attn_tile(H, H_KV, S, BLOCK_M, BLOCK_N, CAUSAL)
+    row0 = start_m + CONSUMER * ROWS
     if CAUSAL:
-        first_masked = start_m // BLOCK_N  # the blocks that cross the diagonal
+        first_masked = row0 // BLOCK_N  # the blocks that cross this consumer's diagonal
+        n_mine = gl.cdiv(gl.minimum(row0 + ROWS, S), BLOCK_N)
     else:
         first_masked = S // BLOCK_N  # the ragged last block, if any
-    rows = start_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, s_layout))
+        n_mine = n_blocks
+    rows = row0 + gl.arange(0, ROWS, layout=gl.SliceLayout(1, s_layout))
     cols = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
     q = q_smem.reshape([BLOCK_M, D])
-    m_i = gl.full([BLOCK_M], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
-    l_i = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(1, s_layout))
-    acc = gl.zeros([BLOCK_M, D], gl.float32, o_layout)
+    if CONSUMERS > 1:
+        q = q.slice(CONSUMER * ROWS, ROWS)
+    m_i = gl.full([ROWS], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
+    l_i = gl.zeros([ROWS], gl.float32, gl.SliceLayout(1, s_layout))
+    acc = gl.zeros([ROWS, D], gl.float32, o_layout)
 
     mbarrier.wait(q_ready, 0)
-    if _gl_overlap(OVERLAP, BLOCK_M, BLOCK_N, D, gl.num_warps()):
-        s_cur = warpgroup_mma_wait(num_outstanding=0, deps=(_gl_qk(q, k_ring, k_ready, 0, BLOCK_M), ))
+    if _gl_overlap(OVERLAP, ROWS, BLOCK_N, D, gl.num_warps()):
+        s_cur = warpgroup_mma_wait(num_outstanding=0, deps=(_gl_qk(q, k_ring, k_ready, 0, ROWS), ))
         mbarrier.arrive(k_empty.index(0), count=1)
-        if n_blocks > 1:
+        if n_mine > 1:
             s_cur, acc, m_i, l_i = _gl_attn_step(0, q, s_cur, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready,
                                                  k_empty, v_empty, rows, cols, S, qk_scale, first_masked, CAUSAL)
-            for j in range(1, n_blocks - 1):
+            for j in range(1, n_mine - 1):
                 s_cur, acc, m_i, l_i = _gl_attn_step(j, q, s_cur, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready,
                                                      k_empty, v_empty, rows, cols, S, qk_scale, first_masked, CAUSAL)
             acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
-        last = n_blocks - 1
+            if CONSUMERS > 1:  # the V of the block before the last goes back (one consumer: nobody waits)
+                mbarrier.arrive(v_empty.index((n_mine + STAGES - 2) % STAGES), count=1)
+        last = n_mine - 1
         p, alpha, m_i, l_i = _gl_softmax(s_cur, m_i, l_i, rows, last * BLOCK_N + cols, S, qk_scale,
                                          last >= first_masked, CAUSAL)
         acc = _gl_pv(p, acc, alpha, v_ring, v_ready, last)
     else:
-        for j in range(n_blocks):
+        for j in range(n_mine):
             acc, m_i, l_i = _gl_attn_step_serial(j, q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empty,
                                                  v_empty, rows, cols, S, qk_scale, first_masked, CAUSAL)
     acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+    if CONSUMERS > 1:
+        # the last V goes back, then the blocks past this consumer's diagonal that another consumer reads:
+        # each waited for before it is handed back, so that no arrival counts toward a lap of the ring
+        # the other consumer has not finished
+        mbarrier.arrive(v_empty.index((n_mine - 1) % STAGES), count=1)
+        for j in range(n_mine, n_blocks):
+            mbarrier.wait(k_ready.index(j % STAGES), (j // STAGES) & 1)
+            mbarrier.arrive(k_empty.index(j % STAGES), count=1)
+            mbarrier.wait(v_ready.index(j % STAGES), (j // STAGES) & 1)
+            mbarrier.arrive(v_empty.index(j % STAGES), count=1)
     o = acc / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1)
-    # every wgmma that read Q is done (each warpgroup reads and writes only its own 64-row slice)
+    # every wgmma that read this consumer's rows of Q is done (each warpgroup reads and writes only its own
+    # 64 rows)
     q.store(o.to(o_desc.dtype))
     fence_async_shared()
-    _tma_store(o_desc, [b, h, start_m, 0], q_smem)
-    tma.store_wait(0)
+    if CONSUMERS > 1:
+        mbarrier.arrive(o_ready, count=1)
+    else:
+        _tma_store(o_desc, [b, h, start_m, 0], q_smem)
+        tma.store_wait(0)
 
 
 @gluon.jit
 def attention_gluon_kernel(q_desc, k_desc, v_desc, o_desc, H, H_KV, S, qk_scale, CAUSAL: gl.constexpr,
                            num_stages: gl.constexpr, PRODUCER_REGS: gl.constexpr, OVERLAP: gl.constexpr = -1):
-    """Warp-specialized flash attention (sm_90): num_warps consumer warps (the default partition, one
-    or two warpgroups over BLOCK_M query rows) and one producer warp with PRODUCER_REGS registers. Q, K,
-    V and O move through host-built 4-D TMA descriptors ([B, heads, S, D], blocks [1, 1, rows, D]),
-    which zero-fill rows past S on loads and drop them on stores: no tile reads or writes another
+    """Warp-specialized flash attention (sm_90). The program's query tile (the Q and O descriptors' rows,
+    BLOCK_M) is split among BLOCK_M / (16 num_warps) consumer partitions of num_warps warps each, 16 rows
+    a warp: one (the default partition, one or two warpgroups in lockstep) or two independent
+    warpgroups of 64 rows (the default partition and a worker), which share every K and V stage (its
+    `empty` barrier counts one arrival a consumer). One producer warp with PRODUCER_REGS registers.
+    Q, K, V and O move through host-built 4-D TMA descriptors ([B, heads, S, D], blocks [1, 1, rows,
+    D]), which zero-fill rows past S on loads and drop them on stores: no tile reads or writes another
     (batch, head)'s rows."""
     # with one stage the producer's V_j waits for P_{j-1} V_{j-1}, which the overlapped consumers finish
     # only after Q K_{j+1}^T, whose K the producer loads after V_j: a deadlock
     gl.static_assert(num_stages >= 2, "the K/V ring needs two stages")
+    BLOCK_M: gl.constexpr = q_desc.block_type.shape[2]
+    CONSUMERS: gl.constexpr = BLOCK_M // (16 * gl.num_warps())
+    gl.static_assert(CONSUMERS * 16 * gl.num_warps() == BLOCK_M, "16 query rows a consumer warp")
+    gl.static_assert(CONSUMERS == 1 or (CONSUMERS == 2 and gl.num_warps() == 4),
+                     "one consumer partition, or two of one warpgroup each")
     q_smem = gl.allocate_shared_memory(q_desc.dtype, q_desc.block_type.shape, q_desc.layout)
     k_ring = gl.allocate_shared_memory(k_desc.dtype, [num_stages] + k_desc.block_type.shape, k_desc.layout)
     v_ring = gl.allocate_shared_memory(v_desc.dtype, [num_stages] + v_desc.block_type.shape, v_desc.layout)
     q_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    o_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     k_ready = gl.allocate_shared_memory(gl.int64, [num_stages, 1], mbarrier.MBarrierLayout())
     v_ready = gl.allocate_shared_memory(gl.int64, [num_stages, 1], mbarrier.MBarrierLayout())
     k_empty = gl.allocate_shared_memory(gl.int64, [num_stages, 1], mbarrier.MBarrierLayout())
     v_empty = gl.allocate_shared_memory(gl.int64, [num_stages, 1], mbarrier.MBarrierLayout())
     mbarrier.init(q_ready, count=1)
+    mbarrier.init(o_ready, count=CONSUMERS)
     for i in gl.static_range(num_stages):
         mbarrier.init(k_ready.index(i), count=1)
         mbarrier.init(v_ready.index(i), count=1)
-        mbarrier.init(k_empty.index(i), count=1)
-        mbarrier.init(v_empty.index(i), count=1)
-    gl.warp_specialize([
-        (_gl_attn_compute, (o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty, v_empty, H, H_KV,
-                            S, qk_scale, CAUSAL, OVERLAP)),
-        (_gl_attn_load, (q_desc, k_desc, v_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty,
-                         v_empty, H, H_KV, S, CAUSAL)),
-    ], [1], [PRODUCER_REGS])
+        mbarrier.init(k_empty.index(i), count=CONSUMERS)
+        mbarrier.init(v_empty.index(i), count=CONSUMERS)
+    if CONSUMERS == 1:
+        gl.warp_specialize([
+            (_gl_attn_compute, (o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty, v_empty, o_ready,
+                                H, H_KV, S, qk_scale, CAUSAL, OVERLAP, 0)),
+            (_gl_attn_load, (q_desc, k_desc, v_desc, o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready,
+                             k_empty, v_empty, o_ready, H, H_KV, S, CAUSAL, CONSUMERS)),
+        ], [1], [PRODUCER_REGS])
+    else:
+        gl.warp_specialize([
+            (_gl_attn_compute, (o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty, v_empty, o_ready,
+                                H, H_KV, S, qk_scale, CAUSAL, OVERLAP, 0)),
+            (_gl_attn_compute, (o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty, v_empty, o_ready,
+                                H, H_KV, S, qk_scale, CAUSAL, OVERLAP, 1)),
+            (_gl_attn_load, (q_desc, k_desc, v_desc, o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready,
+                             k_empty, v_empty, o_ready, H, H_KV, S, CAUSAL, CONSUMERS)),
+        ], [4, 1], [TWO_CONSUMER_REGS, TWO_CONSUMER_PRODUCER_REGS])
 
 
 def make_inputs(shape, dtype, t):
