@@ -348,16 +348,18 @@ class Evaluator:
         shapes = [candidate.shape] + list(self.verify_shapes[:1])  # the problem itself and a small odd shape
         compiled = self.compile(candidate, plan.spec, clock, tuple(shapes[1:]))
         key = (plan.spec.name, shape_key(candidate.shape))
-        pruned = self._predicted_far_slower(key, compiled.get("estimate", {})) if self._prunes(plan.spec) else ""
-        if pruned:
-            exc = WorkerFailure("pruned", pruned)
-            exc.resources = compiled["resources"]
-            raise exc
-        # Racing: a candidate whose first samples lie wholly above the best one's interval (plus
-        # RACE_MARGIN) is raced out before it is verified; only one that can still win gets the full
-        # protocol (IsolatedVerifier.verify_and_time), and its sampling stops as soon as it cannot.
+        prunes, estimate = self._prunes(plan.spec), compiled.get("estimate", {})
+        # Read once the device is this candidate's, after the candidates timed before it (those that took
+        # the device while it waited included): pruning, where the cost model estimates it far slower
+        # than the best so far (it never reaches the device), then racing: a candidate whose first
+        # samples lie wholly above the best one's interval (plus RACE_MARGIN) is raced out before it is
+        # verified; only one that can still win gets the full protocol (IsolatedVerifier.verify_and_time),
+        # and its sampling stops as soon as it cannot.
 
-        def race() -> float | None:  # read when its timing starts, after the candidates timed before it
+        def race() -> float | None:
+            pruned = self._predicted_far_slower(key, estimate) if prunes else ""
+            if pruned:
+                raise WorkerFailure("pruned", pruned)
             return self.fastest[key] * (1 + RACE_MARGIN) if key in self.fastest and RACE_MARGIN is not None else None
 
         try:

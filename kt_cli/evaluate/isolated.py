@@ -123,7 +123,8 @@ class IsolatedVerifier:
         True)); one whose first samples lie surely above the bound is raced out there, with the
         judge's verdict on the problem's outputs its screen left as its verification: it cannot win,
         so it gets neither the full verification nor the full timing. Any other is verified, then
-        timed fully (racing on against the bound)."""
+        timed fully (racing on against the bound). `race` may instead raise WorkerFailure: the
+        candidate does not get the device at all (the evaluator's pruning)."""
         from kt_cli.evaluate.requests import split_params
 
         params, options = split_params(candidate.params, self.target.launch_options)

@@ -404,6 +404,45 @@ def _gl_attn_step_serial(j, q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, 
 
 
 @gluon.jit
+def _gl_attn_pipelined(q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, rows, cols, S, qk_scale,
+                       first_masked, n_mine, CAUSAL: gl.constexpr, CONSUMERS: gl.constexpr):
+    """A consumer's n_mine key blocks, pipelined (_gl_attn_step): the first Q K^T alone, the steps, the
+    last block's softmax; its P @ V is left in flight."""
+    STAGES: gl.constexpr = k_ring.type.shape[0]
+    BLOCK_N: gl.constexpr = k_ring.type.shape[3]
+    ROWS: gl.constexpr = acc.type.shape[0]
+    s_cur = warpgroup_mma_wait(num_outstanding=0, deps=(_gl_qk(q, k_ring, k_ready, 0, ROWS), ))
+    mbarrier.arrive(k_empty.index(0), count=1)
+    if n_mine > 1:
+        s_cur, acc, m_i, l_i = _gl_attn_step(0, q, s_cur, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready,
+                                             k_empty, v_empty, rows, cols, S, qk_scale, first_masked, CAUSAL)
+        for j in range(1, n_mine - 1):
+            s_cur, acc, m_i, l_i = _gl_attn_step(j, q, s_cur, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready,
+                                                 k_empty, v_empty, rows, cols, S, qk_scale, first_masked, CAUSAL)
+        acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+        if CONSUMERS > 1:  # the V of the block before the last goes back (one consumer: nobody waits)
+            mbarrier.arrive(v_empty.index((n_mine + STAGES - 2) % STAGES), count=1)
+    last = n_mine - 1
+    p, alpha, m_i, l_i = _gl_softmax(s_cur, m_i, l_i, rows, last * BLOCK_N + cols, S, qk_scale,
+                                     last >= first_masked, CAUSAL)
+    return _gl_pv(p, acc, alpha, v_ring, v_ready, last), m_i, l_i
+
+
+@gluon.jit
+def _gl_hand_back(k_ring, k_ready, v_ready, k_empty, v_empty, n_mine, n_blocks):
+    """With two consumers: this one's last V goes back, then the blocks past its diagonal that the other
+    consumer reads, each waited for before it is handed back, so that no arrival counts toward a lap of
+    the ring the other consumer has not finished."""
+    STAGES: gl.constexpr = k_ring.type.shape[0]
+    mbarrier.arrive(v_empty.index((n_mine - 1) % STAGES), count=1)
+    for j in range(n_mine, n_blocks):
+        mbarrier.wait(k_ready.index(j % STAGES), (j // STAGES) & 1)
+        mbarrier.arrive(k_empty.index(j % STAGES), count=1)
+        mbarrier.wait(v_ready.index(j % STAGES), (j // STAGES) & 1)
+        mbarrier.arrive(v_empty.index(j % STAGES), count=1)
+
+
+@gluon.jit
 def _gl_attn_compute(o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, k_empty, v_empty, o_ready, H, H_KV,
                      S, qk_scale, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, CONSUMER: gl.constexpr):
     """Consumer CONSUMER (a partition of num_warps warps, 16 rows a warp): rows CONSUMER * ROWS onwards of
@@ -420,7 +459,6 @@ def _gl_attn_compute(o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, 
     BLOCK_M: gl.constexpr = o_desc.block_type.shape[2]
     D: gl.constexpr = o_desc.block_type.shape[3]
     BLOCK_N: gl.constexpr = k_ring.type.shape[3]
-    STAGES: gl.constexpr = k_ring.type.shape[0]
     ROWS: gl.constexpr = 16 * gl.num_warps()
     CONSUMERS: gl.constexpr = BLOCK_M // ROWS
     s_layout: gl.constexpr = _gl_mma_layout(BLOCK_N, gl.num_warps())
@@ -444,36 +482,15 @@ def _gl_attn_compute(o_desc, q_smem, k_ring, v_ring, q_ready, k_ready, v_ready, 
 
     mbarrier.wait(q_ready, 0)
     if _gl_overlap(OVERLAP, ROWS, BLOCK_N, D, gl.num_warps()):
-        s_cur = warpgroup_mma_wait(num_outstanding=0, deps=(_gl_qk(q, k_ring, k_ready, 0, ROWS), ))
-        mbarrier.arrive(k_empty.index(0), count=1)
-        if n_mine > 1:
-            s_cur, acc, m_i, l_i = _gl_attn_step(0, q, s_cur, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready,
-                                                 k_empty, v_empty, rows, cols, S, qk_scale, first_masked, CAUSAL)
-            for j in range(1, n_mine - 1):
-                s_cur, acc, m_i, l_i = _gl_attn_step(j, q, s_cur, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready,
-                                                     k_empty, v_empty, rows, cols, S, qk_scale, first_masked, CAUSAL)
-            acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
-            if CONSUMERS > 1:  # the V of the block before the last goes back (one consumer: nobody waits)
-                mbarrier.arrive(v_empty.index((n_mine + STAGES - 2) % STAGES), count=1)
-        last = n_mine - 1
-        p, alpha, m_i, l_i = _gl_softmax(s_cur, m_i, l_i, rows, last * BLOCK_N + cols, S, qk_scale,
-                                         last >= first_masked, CAUSAL)
-        acc = _gl_pv(p, acc, alpha, v_ring, v_ready, last)
+        acc, m_i, l_i = _gl_attn_pipelined(q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, rows,
+                                           cols, S, qk_scale, first_masked, n_mine, CAUSAL, CONSUMERS)
     else:
         for j in range(n_mine):
             acc, m_i, l_i = _gl_attn_step_serial(j, q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empty,
                                                  v_empty, rows, cols, S, qk_scale, first_masked, CAUSAL)
     acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
     if CONSUMERS > 1:
-        # the last V goes back, then the blocks past this consumer's diagonal that another consumer reads:
-        # each waited for before it is handed back, so that no arrival counts toward a lap of the ring
-        # the other consumer has not finished
-        mbarrier.arrive(v_empty.index((n_mine - 1) % STAGES), count=1)
-        for j in range(n_mine, n_blocks):
-            mbarrier.wait(k_ready.index(j % STAGES), (j // STAGES) & 1)
-            mbarrier.arrive(k_empty.index(j % STAGES), count=1)
-            mbarrier.wait(v_ready.index(j % STAGES), (j // STAGES) & 1)
-            mbarrier.arrive(v_empty.index(j % STAGES), count=1)
+        _gl_hand_back(k_ring, k_ready, v_ready, k_empty, v_empty, n_mine, n_blocks)
     o = acc / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1)
     # every wgmma that read this consumer's rows of Q is done (each warpgroup reads and writes only its own
     # 64 rows)
