@@ -196,3 +196,36 @@ def test_a_claim_made_ahead_is_withdrawn_when_a_trial_before_it_drew_the_same_po
     third = _drawn(study, {"BLOCK": 32})  # nothing before it drew its point: its claim stands
     third.set_user_attr(CLAIM, third.number)
     objective._confirm_claim(third, point_key({"BLOCK": 32}))
+
+
+def test_a_trials_draw_and_attributes_reach_the_database_in_one_transaction(tmp_path):
+    """Optuna writes each parameter and attribute in a transaction of its own; kt writes a trial's
+    together when the trial is about to read what others drew (or its state changes): four workers on
+    one SQLite file waited for its one writer (docs/performance.md, fifth session)."""
+    import sqlalchemy
+
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    storage = open_storage(url)
+    study = optuna.create_study(study_name="s", storage=storage)
+    writes = []
+    sqlalchemy.event.listen(storage.engine, "before_cursor_execute",
+                            lambda conn, cursor, statement, *rest: writes.append(statement)
+                            if statement.lstrip().upper().startswith(("INSERT", "UPDATE")) else None)
+    trial = study.ask()
+    written = len(writes)
+    for i in range(10):
+        trial.suggest_categorical(f"P{i}", [1, 2])
+    trial.set_user_attr("host", "h")
+    assert len(writes) == written
+    other = optuna.load_study(study_name="s", storage=open_storage(url))
+    assert other.get_trials(deepcopy=False)[0].params == {}  # another process sees a trial still drawing
+    commits = []
+    sqlalchemy.event.listen(storage.engine, "commit", lambda conn: commits.append(1))
+    storage.write_deferred(trial._trial_id)
+    assert len(commits) == 1 and len(writes) > written + 10  # ten parameters and an attribute: one commit
+    seen = optuna.load_study(study_name="s", storage=open_storage(url)).get_trials(deepcopy=False)[0]
+    assert len(seen.params) == 10 and seen.user_attrs["host"] == "h"
+    trial.set_user_attr("result", "r")
+    study.tell(trial, 1.0)  # what is still held back is written before the trial's state changes
+    done = optuna.load_study(study_name="s", storage=open_storage(url)).trials[0]
+    assert done.state == optuna.trial.TrialState.COMPLETE and done.user_attrs["result"] == "r"

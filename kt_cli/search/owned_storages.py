@@ -48,7 +48,7 @@ class DeferredTrialWrites(RDBStorage):
     touches the trial in the database (its state, a system attribute, reading it back). Optuna writes
     each in a transaction of its own: about 16 of a trial's 27 commits with ten parameters, and with
     four workers sharing one SQLite file on a 4x H100 host a trial spent 1.6 s outside its evaluation
-    against 0.4 s alone (benchmarks/results/s16/sc80), waiting for the database's one writer. What
+    against 0.4 s alone (benchmarks/results/s16/scale80_a), waiting for the database's one writer. What
     other processes read meanwhile is the trial without them: a running trial that has not decided."""
 
     def __init__(self, *args, **kwargs):
