@@ -181,11 +181,21 @@ def test_worker_killed_mid_trial_has_its_trial_retried_by_another(tmp_path):
     assert unknown.exit_code == 2 and "pass --storage URL" in unknown.output
 
 
+def _problem(space, evaluate, mode: str = "estimated", **more):
+    """What the driver asks of a study's problem (kt_cli.search.studies.ProblemPlan): its space, the
+    constraint environment of a point, evaluate(params) and invalid_result(params, why)."""
+    import types
+
+    from kt_cli.types import TrialResult
+
+    return types.SimpleNamespace(space=space, env=lambda p: p, evaluate=evaluate, **more,
+                                 invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1}, mode))
+
+
 def test_concurrent_drivers_take_exactly_the_budget_of_distinct_points(tmp_path):
     """Four drivers of one study, slow candidates, a budget that does not divide among them: nobody
     overshoots the budget or evaluates a point another one has."""
     import threading
-    import types
 
     import optuna
 
@@ -202,10 +212,7 @@ def test_concurrent_drivers_take_exactly_the_budget_of_distinct_points(tmp_path)
         time.sleep(0.3)
         return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "estimated", value=params["BLOCK"] * 1e-6)
 
-    # what the driver asks of a study's problem (kt_cli.search.studies.ProblemPlan)
-    problem = types.SimpleNamespace(
-        space=space, env=lambda p: p, evaluate=evaluate,
-        invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1}, "estimated"))
+    problem = _problem(space, evaluate)
     errors = []
 
     def drive(seed):
@@ -233,7 +240,6 @@ def test_drivers_deciding_ahead_of_each_other_take_exactly_the_budget_of_distinc
     twice."""
     import random
     import threading
-    import types
 
     import optuna
 
@@ -264,9 +270,7 @@ def test_drivers_deciding_ahead_of_each_other_take_exactly_the_budget_of_distinc
         time.sleep(pause.uniform(0.1, 0.4))
         return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "estimated", value=params["BLOCK"] * 1e-6)
 
-    problem = types.SimpleNamespace(
-        space=space, env=lambda p: p, evaluate=evaluate,
-        invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1}, "estimated"))
+    problem = _problem(space, evaluate)
     errors = []
 
     def drive(driver):
@@ -291,8 +295,6 @@ def test_drivers_deciding_ahead_of_each_other_take_exactly_the_budget_of_distinc
 def test_a_driver_hands_its_problem_what_other_processes_evaluated(tmp_path):
     """What another process sharing the study measured reaches this process's evaluator (its best races
     this process's candidates); this process's own results are not handed back."""
-    import types
-
     import optuna
 
     from kt_cli.recipe.space import SearchSpace, parse_param
@@ -312,10 +314,8 @@ def test_a_driver_hands_its_problem_what_other_processes_evaluated(tmp_path):
         trial.set_user_attr(key, value)
     study.tell(trial, 2e-6)
     seen = []
-    problem = types.SimpleNamespace(
-        space=space, env=lambda p: p, observe=seen.append,
-        evaluate=lambda p: TrialResult("ok", p, "nvidia:sm_90", {"M": 1}, "measured", value=p["BLOCK"] * 1e-6),
-        invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1}, "measured"))
+    problem = _problem(space, lambda p: TrialResult("ok", p, "nvidia:sm_90", {"M": 1}, "measured",
+                                                     value=p["BLOCK"] * 1e-6), "measured", observe=seen.append)
     StudyRun("s", open_storage(url), problem, budget=3, sampler="random", seed=0).run(None)
     assert [r.params for r in seen] == [{"BLOCK": 16}]
 
