@@ -83,3 +83,20 @@ def compile_for(name: str, target: str, shape: dict, dtype: str, params: dict) -
     candidate = Candidate(source.path, params, target, shape, dtype, "estimated")
     return worker(False).call("compile", {"source": source, "candidate": candidate,
                                           "target": target_spec(target)}, 600)
+
+
+def check_static_gluon_point(art, kernel: str, threads: int) -> None:
+    """In the static-mode artifact `art` (NAME.kt) of a two-point space (GLUON 0 and 1): the Gluon point
+    was cross-compiled (its resources recorded) and recorded `interpreter`, naming `kernel`, since the
+    CPU interpreter cannot run a Gluon kernel; the other point won, verified."""
+    import json
+
+    trials = {t["params"]["GLUON"]: t for t in map(json.loads, (art / "trials.jsonl").read_text().splitlines())}
+    gluon, plain = trials[1], trials[0]
+    assert gluon["failure_kind"] == "interpreter" and gluon["value"] is None
+    assert kernel in gluon["message"] and "interpreter" in gluon["message"]
+    assert gluon["resources"]["threads"] == threads and gluon["resources"]["shared_bytes"] > 0
+    assert gluon["resources"]["spill_bytes"] == 0
+    assert plain["failure_kind"] == "ok"
+    (best,) = json.loads((art / "manifest.json").read_text())["results"]
+    assert best["mode"] == "estimated" and best["params"]["GLUON"] == 0

@@ -3,13 +3,12 @@ for sm_90 through kt's own path on a machine without a GPU, with Triton 3.6 to 3
 it to the points it can run, and static mode, whose CPU interpreter cannot run a Gluon kernel, never
 lets it win unverified."""
 
-import json
 import re
 
 import pytest
 
 from tests.helpers import kt
-from tests.kernel_checks import compile_for, stop_workers
+from tests.kernel_checks import check_static_gluon_point, compile_for, stop_workers
 from tests.test_library_compute import _first_broken_constraint
 
 
@@ -136,16 +135,7 @@ def test_static_mode_cross_compiles_a_gluon_attention_point_but_never_lets_it_wi
     recorded) and then recorded `interpreter`, never `ok`; the TMA point beside it wins, verified."""
     result = kt("tune", write("att.toml", STATIC_RECIPE), "--target", "nvidia:sm_90", "--out", tmp_path / "art")
     assert result.exit_code == 0, result.output
-    art = tmp_path / "art" / "attention.kt"
-    trials = {t["params"]["GLUON"]: t for t in map(json.loads, (art / "trials.jsonl").read_text().splitlines())}
-    gluon, plain = trials[1], trials[0]
-    assert gluon["failure_kind"] == "interpreter" and gluon["value"] is None
-    assert "attention_gluon_kernel" in gluon["message"] and "interpreter" in gluon["message"]
-    assert gluon["resources"]["threads"] == 8 * 32 and gluon["resources"]["shared_bytes"] > 0
-    assert gluon["resources"]["spill_bytes"] == 0
-    assert plain["failure_kind"] == "ok"
-    (best,) = json.loads((art / "manifest.json").read_text())["results"]
-    assert best["mode"] == "estimated" and best["params"]["GLUON"] == 0
+    check_static_gluon_point(tmp_path / "art" / "attention.kt", "attention_gluon_kernel", 8 * 32)
 
 
 def test_a_verification_launch_of_the_gluon_attention_on_the_cpu_is_the_interpreters_failure():

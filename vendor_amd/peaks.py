@@ -30,7 +30,8 @@ DEVICES = {
 # gfx942's matrix cores take the FNUZ fp8 variant, so Triton upcasts OCP e4m3 to fp16 there (runs, at
 # fp16 rate); gfx90a has no fp8 matrix instructions. Its float8_e4m3 peak is the datasheet's FNUZ figure.
 # `tma` (NVIDIA's Tensor Memory Accelerator) and `wgmma` (Hopper's warpgroup MMA) are 0: kernels with a
-# TMA or warpgroup-MMA variant use their plain ones here.
+# TMA or warpgroup-MMA variant use their plain ones here. `mfma_gluon` is 1 where kt's Gluon kernels
+# written for AMD (MFMA layouts, buffer loads, padded LDS) compile: CDNA3 and CDNA4 (gfx942, gfx950).
 # The cost model's constants (kt_cli/evaluate/estimate.py). Unvalidated on AMD (no AMD GPU here):
 # clocks are the datasheets' peak engine clocks; a CU's 4 SIMDs each issue for one wave a cycle
 # (`schedulers_per_unit`); MFMA is the only matrix path, issued per wave (`mma_fraction_warp` 1);
@@ -44,11 +45,14 @@ _CDNA = {**_CDNA_MODEL, "vgprs_per_simd_lane": 512, "max_waves_per_simd": 8, "si
 ARCHS = {
     "gfx90a": {**_CDNA, "part": "MI250X", "clock_hz": 1.7e9,
                "units": 110, "smem_bytes": 64 * 1024, "lds_per_unit": 64 * 1024,
-               "l2_bytes": 8 * MiB, "infinity_cache_bytes": 0, "fp8_e4m3": 0, "tma": 0, "wgmma": 0},
+               "l2_bytes": 8 * MiB, "infinity_cache_bytes": 0, "fp8_e4m3": 0, "tma": 0, "wgmma": 0,
+               "mfma_gluon": 0},
     "gfx942": {**_CDNA, "part": "MI300X", "clock_hz": 2.1e9,
                "units": 304, "smem_bytes": 64 * 1024, "lds_per_unit": 64 * 1024,
-               "l2_bytes": 32 * MiB, "infinity_cache_bytes": 256 * MiB, "fp8_e4m3": 0, "tma": 0, "wgmma": 0},
+               "l2_bytes": 32 * MiB, "infinity_cache_bytes": 256 * MiB, "fp8_e4m3": 0, "tma": 0, "wgmma": 0,
+               "mfma_gluon": 1},
     "gfx950": {**_CDNA, "part": "MI355X", "clock_hz": 2.4e9,
                "units": 256, "smem_bytes": 160 * 1024, "lds_per_unit": 160 * 1024,
-               "l2_bytes": 32 * MiB, "infinity_cache_bytes": 256 * MiB, "fp8_e4m3": 1, "tma": 0, "wgmma": 0},
+               "l2_bytes": 32 * MiB, "infinity_cache_bytes": 256 * MiB, "fp8_e4m3": 1, "tma": 0, "wgmma": 0,
+               "mfma_gluon": 1},
 }

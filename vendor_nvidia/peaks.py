@@ -24,7 +24,8 @@ DEVICES = {
 # part for static mode: the peak table a target without a device is estimated against. fp8_e4m3 is 1
 # where the tensor cores take float8 e4m3 operands (Ada and later); `tma` is 1 where the Tensor Memory
 # Accelerator copies tiles between global and shared memory (Hopper and later); `wgmma` is 1 where the
-# warpgroup MMA (wgmma.mma_async) exists: sm_90 only (Blackwell's tensor cores take tcgen05 instead).
+# warpgroup MMA (wgmma.mma_async) exists: sm_90 only (Blackwell's tensor cores take tcgen05 instead);
+# `mfma_gluon` (1 on AMD's gfx942 and gfx950, where kt's AMD Gluon kernels compile) is 0 on every NVIDIA arch.
 # The cost model's constants (kt_cli/evaluate/estimate.py), per arch; `kt devices --calibrate` measures
 # the latencies, L2 bandwidth and attainable fractions on a present GPU and lays them over these.
 # - mma_fraction_warp: the share of the tensor peak that warp-level mma.sync reaches. On Hopper it is
@@ -54,14 +55,14 @@ MODEL = {
 ARCHS = {
     "sm_80": {"part": "A100", "units": 108, "smem_bytes": 166912, "smem_per_unit": 167936, "regs_per_unit": 65536,
               "max_threads_per_unit": 2048, "max_programs_per_unit": 32,
-              "l2_bytes": 40 * 2**20, "fp8_e4m3": 0, "tma": 0, "wgmma": 0},
+              "l2_bytes": 40 * 2**20, "fp8_e4m3": 0, "tma": 0, "wgmma": 0, "mfma_gluon": 0},
     "sm_89": {"part": "L40S", "units": 142, "smem_bytes": 101376, "smem_per_unit": 102400, "regs_per_unit": 65536,
               "max_threads_per_unit": 1536, "max_programs_per_unit": 24,
-              "l2_bytes": 96 * 2**20, "fp8_e4m3": 1, "tma": 0, "wgmma": 0},
+              "l2_bytes": 96 * 2**20, "fp8_e4m3": 1, "tma": 0, "wgmma": 0, "mfma_gluon": 0},
     "sm_90": {"part": "H100", "units": 132, "smem_bytes": 232448, "smem_per_unit": 233472, "regs_per_unit": 65536,
               "max_threads_per_unit": 2048, "max_programs_per_unit": 32,
-              "l2_bytes": 50 * 2**20, "fp8_e4m3": 1, "tma": 1, "wgmma": 1},
+              "l2_bytes": 50 * 2**20, "fp8_e4m3": 1, "tma": 1, "wgmma": 1, "mfma_gluon": 0},
     "sm_100": {"part": "B200", "units": 148, "smem_bytes": 232448, "smem_per_unit": 233472, "regs_per_unit": 65536,
                "max_threads_per_unit": 2048, "max_programs_per_unit": 32,
-               "l2_bytes": 126 * 2**20, "fp8_e4m3": 1, "tma": 1, "wgmma": 0},
+               "l2_bytes": 126 * 2**20, "fp8_e4m3": 1, "tma": 1, "wgmma": 0, "mfma_gluon": 0},
 }

@@ -28,6 +28,14 @@
   interpreter: in static mode kt cross-compiles such a point (its resources are recorded) but records
   it unverified (failure kind `interpreter`), so it never wins there; measured mode verifies it on the
   GPU. docs/kernel-protocol.md describes it, with figures.
+- AMD Gluon (GLUON = 1 with PROGRAMS_PER_UNIT = 0 and SPLIT_K = 1, targets whose property `mfma_gluon` is 1:
+  gfx942, gfx950): a Gluon kernel written for CDNA3/CDNA4, a program per C tile. Waves of 64 lanes in a
+  grid over the tile compute it with MFMA instructions (16x16 or 32x32 blocks: matrix_instr_nonkdim; the K
+  per instruction of the arch it is compiled for); A and B come by buffer loads one K step ahead, into
+  registers, then through row-padded LDS buffers (num_stages - 1 of them) into MFMA operand layouts; B is
+  read from LDS by gfx950's transposing ds_read_b64_tr_b16, and on gfx942 transposed in registers into a
+  K-contiguous LDS tile. Tensors it cannot take (not 16-bit, not row-major) run the plain tile kernel.
+  Never run on an AMD GPU: cross-compiled and resource-checked only (docs/amd.md).
 
 dtypes: float32 (tl.dot takes it as tf32), float16, bfloat16 and float8_e4m3 (output bfloat16; B
 stored K-major, as fp8 tensor cores and torch._scaled_mm want it). fp8 needs a target whose property
@@ -39,6 +47,7 @@ import triton
 import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language._core import builtin as _gl_builtin  # Triton 3.6 to 3.9
 from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
                                                               warpgroup_mma_wait)
 
@@ -72,16 +81,37 @@ CONSTRAINTS = [
     "SPLIT_K == 1 or ((M + BLOCK_M - 1) // BLOCK_M) * ((N + BLOCK_N - 1) // BLOCK_N) < units",
     "fp8_e4m3 == 1 or dtype_bytes > 1",
     "TMA == 0 or (tma == 1 and PROGRAMS_PER_UNIT > 0)",  # the TMA variant is persistent, Hopper and later
-    # the Gluon variant: sm_90's wgmma, the TMA's persistent walk without split-K, 16-bit inputs
-    "GLUON == 0 or (wgmma == 1 and TMA == 1 and SPLIT_K == 1 and dtype_bytes == 2)",
+    # The Gluon variants: sm_90's (wgmma) and AMD's (CDNA3/CDNA4, `mfma_gluon`); this rule names no knob but
+    # GLUON, so it holds even where a recipe's space lacks TMA (as AMD spaces do)
+    "GLUON == 0 or wgmma == 1 or mfma_gluon == 1",
+    # sm_90's (targets whose `mfma_gluon` is 0): wgmma, the TMA's persistent walk
+    # without split-K, 16-bit inputs
+    "GLUON == 0 or mfma_gluon == 1 or (wgmma == 1 and TMA == 1 and SPLIT_K == 1 and dtype_bytes == 2)",
     # rows a TMA can take at the tuned shape (K and N times 2 bytes a multiple of 16)
-    "GLUON == 0 or (K * dtype_bytes % 16 == 0 and N * dtype_bytes % 16 == 0)",
+    "GLUON == 0 or mfma_gluon == 1 or (K * dtype_bytes % 16 == 0 and N * dtype_bytes % 16 == 0)",
     # each consumer warp takes 16 rows of a wgmma; accumulator registers per consumer thread
-    "GLUON == 0 or (num_warps % 4 == 0 and BLOCK_M % (16 * num_warps) == 0)",
-    "GLUON == 0 or BLOCK_M * BLOCK_N // (32 * num_warps) <= 128",
+    "GLUON == 0 or mfma_gluon == 1 or (num_warps % 4 == 0 and BLOCK_M % (16 * num_warps) == 0)",
+    "GLUON == 0 or mfma_gluon == 1 or BLOCK_M * BLOCK_N // (32 * num_warps) <= 128",
     # the ring of num_stages A and B tiles and the C tile of the epilogue, all in shared memory at once
-    "GLUON == 0 or (BLOCK_M + BLOCK_N) * BLOCK_K * dtype_bytes * num_stages + BLOCK_M * BLOCK_N * dtype_bytes"
-    " + 1024 <= smem_bytes",
+    "GLUON == 0 or mfma_gluon == 1 or (BLOCK_M + BLOCK_N) * BLOCK_K * dtype_bytes * num_stages"
+    " + BLOCK_M * BLOCK_N * dtype_bytes + 1024 <= smem_bytes",
+    # The Gluon variant for CDNA3/CDNA4 (targets whose `mfma_gluon` is 1: gfx942, gfx950): a program per
+    # tile, no split-K, 16-bit inputs; num_stages - 1 LDS buffers (1 or 2)
+    # (no TMA here: AMD spaces need not list it, and `TMA == 0 or tma == 1` above keeps it 0 where they do)
+    "GLUON == 0 or mfma_gluon == 0 or (PROGRAMS_PER_UNIT == 0 and SPLIT_K == 1 and dtype_bytes == 2"
+    " and (num_stages == 2 or num_stages == 3))",
+    # the waves tile BLOCK_M x BLOCK_N with 32 x 32 blocks (two 16 x 16 or one 32 x 32 MFMA shape), K steps
+    # of whole 32-deep MFMA operand loads; the global loads give each lane at least 8 elements of A and B
+    "GLUON == 0 or mfma_gluon == 0 or (BLOCK_M % 32 == 0 and BLOCK_N % 32 == 0 and BLOCK_K % 32 == 0"
+    " and (BLOCK_M // 32) * (BLOCK_N // 32) >= num_warps and BLOCK_K * min(BLOCK_M, BLOCK_N) >= 512 * num_warps)",
+    # LDS: num_stages - 1 buffers of A and B, each row padded by 8 elements
+    "GLUON == 0 or mfma_gluon == 0 or (num_stages - 1) * ((BLOCK_M + BLOCK_N) * BLOCK_K"
+    " + 8 * (BLOCK_M + BLOCK_N + BLOCK_K)) * dtype_bytes <= smem_bytes",
+    # vector registers per lane: the fp32 accumulator plus A and B tiles (staged and in operand layout).
+    # Cross-compiled for gfx942 and gfx950: up to 224 no point spills or takes AGPRs (at most 226 VGPRs);
+    # at 256 some spill to scratch
+    "GLUON == 0 or mfma_gluon == 0 or BLOCK_M * BLOCK_N // (64 * num_warps)"
+    " + (BLOCK_M + BLOCK_N) * BLOCK_K // (32 * num_warps) <= 224",
 ]
 VERIFY_SHAPES = [{"M": 67, "N": 45, "K": 80}, {"M": 128, "N": 96, "K": 64}]
 # Evaluated first in a new study: the config list of Triton's matmul tutorial (what @triton.autotune
@@ -106,6 +136,10 @@ SEEDS = [
     {"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "TMA": 1,
      "GLUON": 1, "num_stages": s, "num_warps": w}
     for n, s, w in [(256, 3, 8), (128, 4, 4)]
+] + [  # the AMD Gluon variant where the space has it (gfx942, gfx950): both fit gfx942's 64 KiB of LDS
+    {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 0, "GLUON": 1,
+     "num_stages": 2, "num_warps": w}
+    for m, n, k, w in [(256, 256, 32, 8), (128, 128, 64, 4)]
 ]
 _ACCUMULATION = "fp32 accumulation over K in another order than the reference: the error grows with the outputs' typical size"
 TOLERANCE = {  # element-wise; `rms` scales with RMS(ref) (kt_cli.evaluate.verify.Tolerance)
@@ -356,6 +390,192 @@ def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: gl.constexpr, 
     ], [1], [PRODUCER_REGS])
 
 
+# ---- the Gluon variant for AMD CDNA3/CDNA4 (gfx942, gfx950) ----
+
+
+@_gl_builtin
+def _cdna_version(_semantic=None):
+    """The CDNA generation the kernel is being compiled for (3: gfx942, 4: gfx950), read from the
+    compile options: launch() never sees the target, and a cross-compile has no driver to ask."""
+    return gl.constexpr(4 if _semantic.builder.options.arch == "gfx950" else 3)
+
+
+@gluon.constexpr_function
+def _mfma_layout(version, nonkdim, BLOCK_M, BLOCK_N, warps):
+    """The accumulator's layout: `warps` waves in a WM x WN grid over the tile, the split whose wave
+    tiles (BLOCK_M / WM x BLOCK_N / WN) are the squarest (least LDS read per MFMA), each wave covering
+    its tile with nonkdim x nonkdim MFMA blocks. K per instruction for 16-bit inputs: gfx942 32x32x8 or
+    16x16x16, gfx950 32x32x16 or 16x16x32 (twice the K: CDNA4's doubled bf16/fp16 rate). Transposed:
+    a lane holds 4 consecutive columns of a row, so C leaves in 8-byte stores."""
+    nonkdim = nonkdim or 16
+    wm = 1
+    best = None
+    while wm <= warps:
+        wn = warps // wm
+        if BLOCK_M % (wm * nonkdim) == 0 and BLOCK_N % (wn * nonkdim) == 0:
+            skew = max(BLOCK_M // wm, BLOCK_N // wn) / min(BLOCK_M // wm, BLOCK_N // wn)
+            if best is None or skew < best[0]:
+                best = (skew, wm, wn)
+        wm *= 2
+    assert best is not None, f"no wave grid of {warps} waves tiles {BLOCK_M}x{BLOCK_N} with {nonkdim}x{nonkdim} MFMAs"
+    k = (8 if nonkdim == 32 else 16) * (2 if version == 4 else 1)
+    return gl.amd.AMDMFMALayout(version=version, instr_shape=[nonkdim, nonkdim, k], transposed=True,
+                                warps_per_cta=[best[1], best[2]])
+
+
+@gluon.constexpr_function
+def _row_load_layout(ROWS, COLS, warps):
+    """Global loads of a ROWS x COLS tile, contiguous along COLS: 8 elements (16 bytes) a lane, the lanes
+    of a wave along the row first (coalesced 128-byte and wider segments), the waves stacked over rows."""
+    lanes = min(64, COLS // 8)
+    return gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[64 // lanes, lanes], warps_per_cta=[warps, 1],
+                            order=[1, 0])
+
+
+@gluon.constexpr_function
+def _b_load_layout(version, BLOCK_K, BLOCK_N, warps):
+    """Global loads of B (BLOCK_K x BLOCK_N, contiguous along N). CDNA4 keeps B as it is in LDS and
+    reads it with the transposing ds_read_b64_tr_b16, so this is _row_load_layout. CDNA3 has no
+    transposing LDS read (an N-contiguous B would be read 2 bytes at a time into the MFMA operands):
+    there each lane loads a kv x 8 block (8 columns, 16 bytes, in each of kv rows), whose transpose
+    the lane then writes as 8 runs of kv elements into a K-contiguous LDS tile."""
+    if version == 4:
+        return _row_load_layout(BLOCK_K, BLOCK_N, warps)
+    lanes_n = min(64, BLOCK_N // 8)
+    lanes_k = 64 // lanes_n
+    kv = max(1, min(8, BLOCK_K // (lanes_k * warps)))  # the waves stacked along K
+    return gl.BlockedLayout(size_per_thread=[kv, 8], threads_per_warp=[lanes_k, lanes_n], warps_per_cta=[warps, 1],
+                            order=[1, 0])
+
+
+@gluon.constexpr_function
+def _padded_lds(ROWS, COLS):
+    """LDS layout of a ROWS x COLS tile, contiguous along COLS, each row followed by 16 bytes of padding:
+    consecutive rows start 4 banks apart, so the lanes of an MFMA operand read (one row each, 16 bytes
+    at the same column) and of a row-wise store hit distinct banks."""
+    return gl.PaddedSharedLayout.with_identity_for([[COLS, 8]], [ROWS, COLS], [1, 0])
+
+
+@gluon.jit
+def _amd_step(a_lds, b_lds, a, b, acc, a_ptr, b_ptr, a_offs, b_offs, a_rows_ok, b_cols_ok, rk_a, rk_b, k_next, K,
+              stride_bk, a_dot: gl.constexpr, b_dot: gl.constexpr, B_KCONTIG: gl.constexpr):
+    """One K step: the A and B tiles loaded during the previous step go into LDS buffers a_lds and b_lds,
+    the next step's tiles are requested by buffer loads (what lies past M, N or K is masked off: the
+    hardware returns zeros; all of it after the last step), and the MFMAs run on the stored tiles read
+    back in operand layout. B_KCONTIG: B is kept K-contiguous in LDS (transposed in registers as it is
+    written)."""
+    BLOCK_K: gl.constexpr = a_lds.type.shape[1]
+    a_lds.store(a)
+    if B_KCONTIG:
+        b_lds.store(b.permute(1, 0))
+    else:
+        b_lds.store(b)
+    k_left = K - k_next * BLOCK_K
+    a = gl.amd.cdna3.buffer_load(a_ptr + k_next * BLOCK_K, a_offs, mask=a_rows_ok & (rk_a[None, :] < k_left),
+                                 other=0.0)
+    b = gl.amd.cdna3.buffer_load(b_ptr + (k_next * BLOCK_K).to(gl.int64) * stride_bk, b_offs,
+                                 mask=(rk_b[:, None] < k_left) & b_cols_ok, other=0.0)
+    if B_KCONTIG:
+        b_op = b_lds.permute((1, 0)).load(b_dot)
+    else:
+        b_op = b_lds.load(b_dot)
+    acc = gl.amd.cdna3.mfma(a_lds.load(a_dot), b_op, acc)
+    return a, b, acc
+
+
+@gluon.jit
+def _amd_store(acc, c_ptr, M, N, pid_m, pid_n, stride_cm):
+    """C tile (pid_m, pid_n) by buffer stores straight from the accumulator layout, masked past M and N."""
+    BLOCK_M: gl.constexpr = acc.type.shape[0]
+    BLOCK_N: gl.constexpr = acc.type.shape[1]
+    rcm = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, acc.type.layout))
+    rcn = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, acc.type.layout))
+    c_ptr = c_ptr + (pid_m * BLOCK_M).to(gl.int64) * stride_cm + pid_n * BLOCK_N
+    c_mask = (rcm[:, None] < M - pid_m * BLOCK_M) & (rcn[None, :] < N - pid_n * BLOCK_N)
+    gl.amd.cdna3.buffer_store(acc.to(c_ptr.dtype.element_ty), c_ptr, rcm[:, None] * stride_cm + rcn[None, :],
+                              mask=c_mask)
+
+
+@gluon.jit
+def _amd_two_buffers(a_lds0, b_lds0, a_lds1, b_lds1, a, b, acc, a_ptr, b_ptr, a_offs, b_offs, a_rows_ok, b_cols_ok,
+                     rk_a, rk_b, K, stride_bk, a_dot: gl.constexpr, b_dot: gl.constexpr, B_KCONTIG: gl.constexpr):
+    """The K loop over two LDS buffers used in turn (num_stages = 3): a step writes the buffer the step
+    before it did not read."""
+    BLOCK_K: gl.constexpr = a_lds0.type.shape[1]
+    k_steps = gl.cdiv(K, BLOCK_K)
+    for ki in range(0, k_steps - 1, 2):
+        a, b, acc = _amd_step(a_lds0, b_lds0, a, b, acc, a_ptr, b_ptr, a_offs, b_offs, a_rows_ok, b_cols_ok,
+                              rk_a, rk_b, ki + 1, K, stride_bk, a_dot, b_dot, B_KCONTIG)
+        a, b, acc = _amd_step(a_lds1, b_lds1, a, b, acc, a_ptr, b_ptr, a_offs, b_offs, a_rows_ok, b_cols_ok,
+                              rk_a, rk_b, ki + 2, K, stride_bk, a_dot, b_dot, B_KCONTIG)
+    if k_steps % 2:
+        a, b, acc = _amd_step(a_lds0, b_lds0, a, b, acc, a_ptr, b_ptr, a_offs, b_offs, a_rows_ok, b_cols_ok,
+                              rk_a, rk_b, k_steps, K, stride_bk, a_dot, b_dot, B_KCONTIG)
+    return acc
+
+
+@gluon.jit
+def matmul_amd_gluon_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                            BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_K: gl.constexpr,
+                            GROUP_M: gl.constexpr, M_UNIT: gl.constexpr, N_UNIT: gl.constexpr, K_UNIT: gl.constexpr,
+                            AM_UNIT: gl.constexpr, BK_UNIT: gl.constexpr, CM_UNIT: gl.constexpr,
+                            num_stages: gl.constexpr, matrix_instr_nonkdim: gl.constexpr = 0):
+    """One C tile per program (grouped order) for CDNA3/CDNA4, num_warps waves of 64 lanes. Global loads
+    run one K step ahead of the MFMAs, into registers; LDS holds num_stages - 1 buffers of A and B:
+    - num_stages = 2: one buffer; each step waits at two barriers (the MFMA reads of the previous step
+      are done before the store, the store is done before the reads);
+    - num_stages = 3: two buffers, separate allocations used in turn, so a step writes the buffer the
+      previous step did not read: one barrier a step.
+    A, B and C are row-major; sizes and row strides arrive divided by their *_UNIT (see _unit), so the
+    compiler can prove rows and masks 16-byte aligned and issue 16-byte buffer loads."""
+    M, N, K = M * M_UNIT, N * N_UNIT, K * K_UNIT
+    stride_am, stride_bk, stride_cm = stride_am * AM_UNIT, stride_bk * BK_UNIT, stride_cm * CM_UNIT
+    warps: gl.constexpr = gl.num_warps()
+    version: gl.constexpr = _cdna_version()
+    B_KCONTIG: gl.constexpr = version == 3
+    acc_layout: gl.constexpr = _mfma_layout(version, matrix_instr_nonkdim, BLOCK_M, BLOCK_N, warps)
+    a_dot: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout, k_width=8)
+    b_dot: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=acc_layout, k_width=8)
+    a_load: gl.constexpr = _row_load_layout(BLOCK_M, BLOCK_K, warps)
+    b_load: gl.constexpr = _b_load_layout(version, BLOCK_K, BLOCK_N, warps)
+    a_layout: gl.constexpr = _padded_lds(BLOCK_M, BLOCK_K)
+    if B_KCONTIG:
+        b_shape: gl.constexpr = [BLOCK_N, BLOCK_K]
+        b_layout: gl.constexpr = _padded_lds(BLOCK_N, BLOCK_K)
+    else:
+        b_shape: gl.constexpr = [BLOCK_K, BLOCK_N]
+        b_layout: gl.constexpr = _padded_lds(BLOCK_K, BLOCK_N)
+
+    pid_m, pid_n = _gl_tile_coords(gl.program_id(0), gl.cdiv(M, BLOCK_M), gl.cdiv(N, BLOCK_N), GROUP_M)
+    # scalar bases at the tile's corner: the per-lane offsets stay small 32-bit values
+    a_ptr = a_ptr + (pid_m * BLOCK_M).to(gl.int64) * stride_am
+    b_ptr = b_ptr + pid_n * BLOCK_N
+    rm = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, a_load))
+    rk_a = gl.arange(0, BLOCK_K, layout=gl.SliceLayout(0, a_load))
+    rk_b = gl.arange(0, BLOCK_K, layout=gl.SliceLayout(1, b_load))
+    rn = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, b_load))
+    a_offs = rm[:, None] * stride_am + rk_a[None, :]
+    b_offs = rk_b[:, None] * stride_bk + rn[None, :]
+    a_rows_ok = rm[:, None] < M - pid_m * BLOCK_M
+    b_cols_ok = rn[None, :] < N - pid_n * BLOCK_N
+    a = gl.amd.cdna3.buffer_load(a_ptr, a_offs, mask=a_rows_ok & (rk_a[None, :] < K), other=0.0)
+    b = gl.amd.cdna3.buffer_load(b_ptr, b_offs, mask=(rk_b[:, None] < K) & b_cols_ok, other=0.0)
+
+    acc = gl.zeros((BLOCK_M, BLOCK_N), gl.float32, acc_layout)
+    a_lds0 = gl.allocate_shared_memory(a_ptr.dtype.element_ty, [BLOCK_M, BLOCK_K], a_layout)
+    b_lds0 = gl.allocate_shared_memory(b_ptr.dtype.element_ty, b_shape, b_layout)
+    if num_stages == 2:
+        for ki in range(gl.cdiv(K, BLOCK_K)):
+            a, b, acc = _amd_step(a_lds0, b_lds0, a, b, acc, a_ptr, b_ptr, a_offs, b_offs, a_rows_ok, b_cols_ok,
+                                  rk_a, rk_b, ki + 1, K, stride_bk, a_dot, b_dot, B_KCONTIG)
+    else:
+        a_lds1 = gl.allocate_shared_memory(a_ptr.dtype.element_ty, [BLOCK_M, BLOCK_K], a_layout)
+        b_lds1 = gl.allocate_shared_memory(b_ptr.dtype.element_ty, b_shape, b_layout)
+        acc = _amd_two_buffers(a_lds0, b_lds0, a_lds1, b_lds1, a, b, acc, a_ptr, b_ptr, a_offs, b_offs, a_rows_ok,
+                               b_cols_ok, rk_a, rk_b, K, stride_bk, a_dot, b_dot, B_KCONTIG)
+    _amd_store(acc, c_ptr, M, N, pid_m, pid_n, stride_cm)
+
+
 def _out_dtype(dtype):
     return torch.bfloat16 if dtype.itemsize == 1 else dtype
 
@@ -415,6 +635,15 @@ def _gluon_ready(a, b, c) -> bool:
             and a.stride(1) == b.stride(1) == c.stride(1) == 1 and _tma_ready(a, b, c))
 
 
+def _amd_gluon_ready(a, b, c, block_m, block_k) -> bool:
+    """Whether the AMD Gluon kernel takes these tensors: 16-bit A, B and C of one dtype, row-major (B
+    not K-major), and a tile's offsets from its corner (32-bit byte offsets of the buffer loads and
+    stores) below 2 GiB."""
+    return (a.dtype in _GLUON_DTYPES and b.dtype == c.dtype == a.dtype
+            and a.stride(1) == b.stride(1) == c.stride(1) == 1
+            and max(block_m * a.stride(0), block_k * b.stride(0), block_m * c.stride(0)) * a.element_size() < 2**31)
+
+
 def gluon_descriptors(a, b, c, block_m, block_n, block_k) -> tuple:
     """Host-built TMA descriptors of A, B and C for matmul_gluon_kernel, in NVMMA shared layouts (the
     128-byte swizzle where the tile's rows allow it)."""
@@ -453,8 +682,18 @@ def launch(k, inputs, params):
         # allocated per call: after the first, torch's caching allocator hands back the same block
         work = torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
     out = c if work is None else work
-    if per_unit and params.get("GLUON", 0) and work is None and _gluon_ready(a, b, c):
-        # a config that asks for Gluon on tensors it cannot take runs the TMA variant's kernels below
+    gluon, tma = params.get("GLUON", 0), params.get("TMA", 0)
+    # GLUON = 1 is the AMD kernel where TMA = 0 (its constraints: a program per tile, no split-K), sm_90's
+    # where TMA = 1 (persistent). A config that asks for Gluon on tensors its kernel cannot take runs the
+    # plain kernels (AMD) or the TMA variant's (sm_90) below.
+    if gluon and not tma and not per_unit and work is None and _amd_gluon_ready(a, b, c, bm, bk):
+        amd_units = [_unit(v) for v in (m, n, kk, a.stride(0), b.stride(0), c.stride(0))]
+        k.matmul_amd_gluon_kernel[(tiles,)](
+            a, b, c, *[v // u for v, u in zip((m, n, kk, a.stride(0), b.stride(0), c.stride(0)), amd_units)],
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm,
+            **dict(zip(("M_UNIT", "N_UNIT", "K_UNIT", "AM_UNIT", "BK_UNIT", "CM_UNIT"), amd_units)),
+            num_stages=params.get("num_stages", 2))
+    elif gluon and tma and per_unit and work is None and _gluon_ready(a, b, c):
         k.matmul_gluon_kernel[(min(tiles, params["UNITS"] * per_unit),)](
             *gluon_descriptors(a, b, c, bm, bn, bk), m, n, kk, GROUP_M=gm, num_stages=params.get("num_stages", 3),
             PRODUCER_REGS=PRODUCER_REGS)
