@@ -42,7 +42,7 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None) -> dic
         paths = [str(ROOT), str(ROOT / "plugins")] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "TRITON_CACHE_DIR": f"{tmp}/triton-cache"}
         started, started_at = time.perf_counter(), time.time()
-        done, printed = _run_timed(cmd, env)
+        done, printed, exited, closed = _run_timed(cmd, env)
         wall = time.perf_counter() - started
         if done.returncode != 0:
             raise SystemExit(f"kt tune --workers {workers} failed ({done.returncode}):\n{done.stderr[-3000:]}")
@@ -59,23 +59,35 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None) -> dic
         return {"workers": workers, "trials": trials_done, "wall_s": wall,
                 "per_min": 60.0 * trials_done / busy if busy else float("nan"),
                 "timeline": timeline(ran, started_at), "summary": done.stdout.strip().splitlines()[-3:],
-                "results_printed_s": printed - started_at}
+                "results_printed_s": printed - started_at, "exited_s": exited - started_at,
+                "stdout_closed_s": closed - started_at}
 
 
 def _run_timed(cmd: list, env: dict):
-    """Run `cmd`; returns (the completed process, when its first line of results reached stdout): the
-    time from there to its exit is its shutdown."""
+    """Run `cmd`; returns (the completed process, when its first line of results reached stdout, when
+    the kt process exited, when its stdout closed). The last waits for every process that holds the
+    pipe, kt's descendants included: a run whose wall is far past its results (83 s against 40, once in
+    a session) says here whether kt itself or a process it left behind took the time."""
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    err = []
-    reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)
-    reader.start()
-    lines, first = [], None
-    for line in proc.stdout:
-        first = first or time.time()
-        lines.append(line)
+    out, err, first = [], [], []
+
+    def read_out() -> None:
+        for line in proc.stdout:
+            if not first:
+                first.append(time.time())
+            out.append(line)
+
+    readers = [threading.Thread(target=read_out, daemon=True),
+               threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)]
+    for reader in readers:
+        reader.start()
     proc.wait()
-    reader.join()
-    return subprocess.CompletedProcess(cmd, proc.returncode, "".join(lines), "".join(err)), first or time.time()
+    exited = time.time()
+    for reader in readers:
+        reader.join()
+    closed = time.time()
+    done = subprocess.CompletedProcess(cmd, proc.returncode, "".join(out), "".join(err))
+    return done, (first[0] if first else exited), exited, closed
 
 
 def timeline(trials: list, started_at: float) -> list:
