@@ -192,16 +192,37 @@ def _problem(space, evaluate, mode: str = "estimated", **more):
                                  invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1}, mode))
 
 
-def test_concurrent_drivers_take_exactly_the_budget_of_distinct_points(tmp_path):
-    """Four drivers of one study, slow candidates, a budget that does not divide among them: nobody
-    overshoots the budget or evaluates a point another one has."""
+def _drive_together(url: str, problem, budget: int, seeds: list, in_flight: int = 1) -> list:
+    """Drive study "s" of `url` from one thread per seed, each with its own storage as a process would
+    have; the study's evaluated trials once all are done (an error in any thread is raised here)."""
     import threading
 
     import optuna
 
-    from kt_cli.recipe.space import SearchSpace, parse_param
     from kt_cli.search.driver import StudyRun
     from kt_cli.search.storage import evaluated, open_storage
+
+    errors = []
+
+    def drive(seed):
+        try:
+            StudyRun("s", open_storage(url), problem, budget=budget, sampler="random", seed=seed).run(None, in_flight)
+        except BaseException as exc:  # reported below: a thread's exception would be lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=drive, args=(seed,)) for seed in seeds]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not errors
+    return evaluated(optuna.load_study(study_name="s", storage=open_storage(url)))
+
+
+def test_concurrent_drivers_take_exactly_the_budget_of_distinct_points(tmp_path):
+    """Four drivers of one study, slow candidates, a budget that does not divide among them: nobody
+    overshoots the budget or evaluates a point another one has."""
+    from kt_cli.recipe.space import SearchSpace, parse_param
     from kt_cli.types import TrialResult
 
     space = SearchSpace((parse_param("BLOCK", [16, 32, 64, 128, 256, 512], "t"),
@@ -212,22 +233,7 @@ def test_concurrent_drivers_take_exactly_the_budget_of_distinct_points(tmp_path)
         time.sleep(0.3)
         return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "estimated", value=params["BLOCK"] * 1e-6)
 
-    problem = _problem(space, evaluate)
-    errors = []
-
-    def drive(seed):
-        try:
-            StudyRun("s", open_storage(url), problem, budget=5, sampler="random", seed=seed).run(None)
-        except BaseException as exc:  # reported below: a thread's exception would be lost
-            errors.append(exc)
-
-    threads = [threading.Thread(target=drive, args=(seed,)) for seed in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
-    assert not errors
-    done = evaluated(optuna.load_study(study_name="s", storage=open_storage(url)))
+    done = _drive_together(url, _problem(space, evaluate), budget=5, seeds=list(range(4)))
     assert len(done) == 5
     assert len({json.dumps(t.params, sort_keys=True) for t in done}) == 5
 
@@ -239,15 +245,10 @@ def test_drivers_deciding_ahead_of_each_other_take_exactly_the_budget_of_distinc
     they must not; random draws repeat points often. Nobody overshoots the budget or evaluates a point
     twice."""
     import random
-    import threading
-
-    import optuna
 
     from kt_cli.recipe.space import Param, SearchSpace, parse_param
-    from kt_cli.search.driver import StudyRun
     from kt_cli.search.ledger import Ledger
     from kt_cli.search.objective import Objective
-    from kt_cli.search.storage import evaluated, open_storage
     from kt_cli.types import TrialResult
 
     space = SearchSpace((parse_param("BLOCK", [16, 32, 64, 128, 256, 512], "t"),
@@ -270,23 +271,8 @@ def test_drivers_deciding_ahead_of_each_other_take_exactly_the_budget_of_distinc
         time.sleep(pause.uniform(0.1, 0.4))
         return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "estimated", value=params["BLOCK"] * 1e-6)
 
-    problem = _problem(space, evaluate)
-    errors = []
-
-    def drive(driver):
-        try:
-            StudyRun("s", open_storage(url), problem, budget=BUDGET, sampler="random",
-                     seed=seed * 10 + driver).run(None, in_flight=3)
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=drive, args=(driver,)) for driver in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
-    assert not errors
-    done = evaluated(optuna.load_study(study_name="s", storage=open_storage(url)))
+    done = _drive_together(url, _problem(space, evaluate), budget=BUDGET,
+                           seeds=[seed * 10 + driver for driver in range(6)], in_flight=3)
     assert len(done) == BUDGET
     assert len({json.dumps(t.params, sort_keys=True) for t in done}) == BUDGET
     assert went_ahead  # the test exercised deciding ahead

@@ -136,10 +136,25 @@ def _draw(study, trial, point: dict):
     return trial
 
 
+def _turn_once_claimed(objective, trial, key: str, before):
+    """`trial`'s turn, which must wait (0.3 s without it) until the trial `before` it claims its point;
+    what _my_turn returned then."""
+    from kt_cli.search.ledger import CLAIM
+
+    returned = []
+    waiter = threading.Thread(target=lambda: returned.append(objective._my_turn(trial, key)))
+    waiter.start()
+    time.sleep(0.3)
+    assert not returned
+    before.set_user_attr(CLAIM, before.number)
+    waiter.join(timeout=10)
+    return returned[0]
+
+
 def test_a_trial_goes_ahead_of_undecided_ones_only_when_neither_the_point_nor_the_last_units_are_theirs():
     """A trial number is taken before the sampler draws the point; a later trial that drew a different
     point need not wait for that draw while the budget has a unit for every trial before it too."""
-    from kt_cli.search.ledger import CLAIM, SKIPPED, point_key
+    from kt_cli.search.ledger import SKIPPED, point_key
 
     study = optuna.create_study()
     first = _drawn(study, {"BLOCK": 64})
@@ -149,28 +164,14 @@ def test_a_trial_goes_ahead_of_undecided_ones_only_when_neither_the_point_nor_th
     assert ahead == 1 and first.number in ledger.undecided
 
     objective = _objective_on(study, limit=1)  # one unit left: it is the first trial's if it claims
-    returned = []
-    waiter = threading.Thread(target=lambda: returned.append(objective._my_turn(second, key)))
-    waiter.start()
-    time.sleep(0.3)
-    assert not returned
-    first.set_user_attr(CLAIM, first.number)
-    waiter.join(timeout=10)
-    ledger, ahead = returned[0]
+    ledger, ahead = _turn_once_claimed(objective, second, key, first)
     assert ahead == 0 and objective.budget.taken(ledger, queued_retries=True)  # it then skips
     second.set_user_attr(SKIPPED, "the rest of the budget is taken by other trials")
 
     third = _drawn(study, {"BLOCK": 64, "warps": 4})
     twin = _drawn(study, {"BLOCK": 64, "warps": 4})  # the same point as the undecided trial before it
-    returned.clear()
-    waiter = threading.Thread(target=lambda: returned.append(
-        _objective_on(study, limit=10)._my_turn(twin, point_key({"BLOCK": 64, "warps": 4}))))
-    waiter.start()
-    time.sleep(0.3)
-    assert not returned
-    third.set_user_attr(CLAIM, third.number)
-    waiter.join(timeout=10)
-    ledger, ahead = returned[0]
+    ledger, ahead = _turn_once_claimed(_objective_on(study, limit=10), twin, point_key({"BLOCK": 64, "warps": 4}),
+                                       third)
     assert ahead == 0 and point_key({"BLOCK": 64, "warps": 4}) in ledger.taken  # it then skips
 
 
