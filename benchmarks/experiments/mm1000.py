@@ -1,4 +1,7 @@
-"""Experiment: bf16 GEMM 1000^3 configs of the template vs cuBLAS, graph-replayed (not part of kt)."""
+"""Experiment: bf16 GEMM 1000^3 configs of the template vs cuBLAS, graph-replayed (not part of kt).
+
+    python mm1000.py [SIZE] [--gluon]   # --gluon: only the warp-specialized Gluon kernel's configs
+"""
 import itertools
 import sys
 import time
@@ -12,7 +15,8 @@ from common import Bound, template
 def main():
     tmpl = template("matmul")
 
-    m = n = k = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    sizes = [int(a) for a in sys.argv[1:] if a.isdigit()]
+    m = n = k = sizes[0] if sizes else 1000
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
@@ -20,15 +24,21 @@ def main():
     t_ref = triton.testing.do_bench_cudagraph(lambda: torch.matmul(a, b), rep=200)
     print(f"cuBLAS {m}^3: {t_ref*1e3:.2f} us", flush=True)
     results = []
-    space = itertools.product((64, 128), (64, 128, 256), (64,), (1, 2, 4), (0, 1), (0, 1), (4, 8), (3, 4))
-    for bm, bn, bk, sk, ppu, tma, w, st in space:
+    plain = itertools.product((64, 128), (64, 128, 256), (64,), (1, 2, 4), (0, 1), (0, 1), (4, 8), (3, 4), (0,))
+    # the warp-specialized Gluon kernel: TMA, persistent, no split; its own ring of num_stages stages
+    gluon = itertools.product((64, 128), (64, 128, 256), (64, 128), (1,), (1, 2), (1,), (4, 8), (3, 4, 5, 6), (1,))
+    for bm, bn, bk, sk, ppu, tma, w, st, gl in itertools.chain(() if "--gluon" in sys.argv else plain, gluon):
         if (tma and not ppu) or (sk > 1 and ppu and not tma) or (bm + bn) * bk * 2 * (st - 1) > 220000:
+            continue
+        if gl and (bm + bn) * bk * 2 * st + bm * bn * 2 > 225000:
             continue
         if bm * bn // (32 * w) > 256 or (bm == 64 and w == 8 and bn < 256):
             continue
         params = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, SPLIT_K=sk, PROGRAMS_PER_UNIT=ppu, TMA=tma,
-                      UNITS=132)
-        kmod = Bound(tmpl, {"num_warps": w, "num_stages": st})
+                      GLUON=gl, UNITS=132)
+        if gl:  # the Gluon kernel takes num_stages as its own argument (its ring), from the params
+            params["num_stages"] = st
+        kmod = Bound(tmpl, {"num_warps": w} if gl else {"num_warps": w, "num_stages": st})
         inputs = {"a": a, "b": b, "c": c}
         try:
             c.zero_()
@@ -39,11 +49,11 @@ def main():
                 print("WRONG", params, err)
                 continue
             t = triton.testing.do_bench_cudagraph(lambda: tmpl.launch(kmod, inputs, params), rep=100)
-            results.append((t, f"BM{bm} BN{bn} BK{bk} SK{sk} PPU{ppu} TMA{tma} w{w} st{st}"))
+            results.append((t, f"BM{bm} BN{bn} BK{bk} SK{sk} PPU{ppu} TMA{tma} GLUON{gl} w{w} st{st}"))
         except Exception as e:  # noqa: BLE001
             print(params, type(e).__name__, str(e)[:80])
     results.sort()
-    for t, name in results[:15]:
+    for t, name in results[:25]:
         print(f"{name}: {t*1e3:.2f} us  {t_ref/t:.2f}x cuBLAS", flush=True)
     print(len(results), "configs")
 
