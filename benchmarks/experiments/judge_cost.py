@@ -1,6 +1,7 @@
 """Experiment: where the judge's time goes when it judges one screened candidate (not part of kt).
 
-The judge's side of kt_cli.evaluate.requests.judge_cases, step by step, in one process on the GPU: the
+The judge's side of kt_cli.evaluate.requests.judge_cases, step by step (the comparison by the device
+kernel compare() uses, and by torch's operations in float32 and float64), in one process on the GPU: the
 held case of a library problem, a correct output written into it, then the inputs checked against their
 pristine copies, every output compared with the reference, the restore; each step timed with a device
 synchronisation around it, median of 20.
@@ -18,7 +19,7 @@ from common import ROOT
 sys.path.insert(0, str(ROOT))
 from kt_cli.evaluate import requests  # noqa: E402
 from kt_cli.evaluate.held_cases import judge_held  # noqa: E402
-from kt_cli.evaluate.verify import _same, compare, module_tolerance, tolerance_for  # noqa: E402
+from kt_cli.evaluate.verify import _figures, _same, compare, module_tolerance, tolerance_for  # noqa: E402
 from kt_cli.kernel import KernelSource  # noqa: E402
 
 PROBLEMS = {"softmax": ({"M": 32768, "N": 4096}, "bfloat16"), "matmul": ({"M": 4096, "N": 4096, "K": 4096}, "bfloat16"),
@@ -58,6 +59,10 @@ def main():
         steps = {
             "inputs unchanged (_same)": lambda: [_same(held[0].pristine[k], case.inputs[k]) for k in inputs],
             "compare outputs": lambda: [compare(case.inputs[o], case.expected[o], tol) for o in case.outputs],
+            "compare, torch float32": lambda: [_figures(case.inputs[o], case.expected[o], tol, case.inputs[o].shape[-1],
+                                                        torch.float32) for o in case.outputs],
+            "compare, torch float64": lambda: [_figures(case.inputs[o], case.expected[o], tol, case.inputs[o].shape[-1],
+                                                        torch.float64) for o in case.outputs],
             "clone outputs (Judge.previous)": lambda: [case.inputs[o].detach().clone() for o in case.outputs],
             "restore": lambda: held[0].restore(),
             "judge_held (all of it)": lambda: (write_right(), judge_held(held, tol)),

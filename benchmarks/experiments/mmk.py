@@ -9,7 +9,12 @@ tmpl = template("matmul")
 configs = {"tma128": (dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, SPLIT_K=1, PROGRAMS_PER_UNIT=1, TMA=1,
                            UNITS=132), {"num_warps": 4, "num_stages": 3}),
            "plain128x64": (dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, SPLIT_K=1, PROGRAMS_PER_UNIT=0, TMA=0,
-                                UNITS=132), {"num_warps": 4, "num_stages": 4})}
+                                UNITS=132), {"num_warps": 4, "num_stages": 4}),
+           # the warp-specialized Gluon kernel (its ring's depth is its own num_stages argument, from the params)
+           "gluon128": (dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, SPLIT_K=1, PROGRAMS_PER_UNIT=2, TMA=1,
+                             GLUON=1, UNITS=132, num_stages=5), {"num_warps": 4}),
+           "gluon64x128": (dict(BLOCK_M=64, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, SPLIT_K=1, PROGRAMS_PER_UNIT=2, TMA=1,
+                                GLUON=1, UNITS=132, num_stages=4), {"num_warps": 4})}
 for mn in (1000, 1024):
     for kk in (64, 256, 1000, 1024, 2000, 4000):
         a = torch.randn(mn, kk, device="cuda", dtype=torch.bfloat16)

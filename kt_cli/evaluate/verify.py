@@ -9,6 +9,7 @@ by 0.6%)."""
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Callable
 
@@ -88,59 +89,67 @@ def compare(out, ref, tol: Tolerance) -> tuple[float, float]:
     """(norm-wise relative error, worst element's excess over its bound). Raises WrongResult naming the
     worst element (its index, both values) and how many elements fail.
 
-    The judge runs this for every candidate on the device's critical path, so for floating outputs of
-    at most 16 bits (bf16, fp16, fp8) it works in float32 (the reference, float64 as made, rounded to
-    float32 moves it by 2^-24 of itself: a 2^-16th of the tightest such tolerance) and synchronises once
-    where they pass. float32 and integer outputs, and values whose float32 squares overflow (a row's RMS
-    or the norm of values beyond ~1e17), are judged in float64."""
+    The judge runs this for every candidate on the device's critical path. On a device, floating
+    outputs are judged in one pass by kt_cli.evaluate.judge_kernel (float64 arithmetic, the rule below);
+    elsewhere with torch's operations: floating outputs of at most 16 bits (bf16, fp16, fp8) in float32
+    (the reference, float64 as made, rounded to float32 moves by 2^-24 of itself: a 2^-16th of the
+    tightest such tolerance), synchronising once where they pass; float32 and integer outputs, and
+    values whose float32 squares overflow (a row's RMS or the norm of values beyond ~1e17), in float64."""
     import torch
 
     if out.numel() != ref.numel():
         raise WrongResult(f"output has {out.numel()} elements, reference {ref.numel()}")
     if out.numel() == 0:
         return 0.0, 0.0
-    narrow = out.is_floating_point() and out.element_size() <= 2 and ref.is_floating_point()
-    if narrow:
-        result = _compare_in(out, ref, tol, torch.float32)
-        if result is not None:
-            return result
-    return _compare_in(out, ref, tol, torch.float64)
+    shape = tuple(ref.shape)
+    row = shape[-1] if shape else ref.numel()
+    found = None
+    if out.device.type != "cpu" and out.is_floating_point() and ref.is_floating_point():
+        from kt_cli.evaluate import judge_kernel
+
+        found = judge_kernel.figures(out, ref, tol.atol, tol.rtol, tol.rms, row)
+    if found is None and out.is_floating_point() and out.element_size() <= 2 and ref.is_floating_point():
+        found = _figures(out, ref, tol, row, torch.float32)
+    if found is None:
+        found = _figures(out, ref, tol, row, torch.float64)
+    failed, worst_excess, worst, error, size = found
+    norm = error / max(size, 1e-30)
+    if failed:
+        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(worst), shape)) if shape else ()
+        got, expected = float(out.reshape(-1)[worst]), float(ref.reshape(-1)[worst])
+        kind = "unwritten or not finite" if not math.isfinite(got) else "off"
+        raise WrongResult(
+            f"{failed} of {out.numel()} elements fail |out - ref| <= {tol.describe()}; "
+            f"worst at {list(index)}: got {got:.6g}, expected {expected:.6g} ({kind}); "
+            f"norm-wise relative error {norm:.3g}")
+    return norm, min(worst_excess, sys.float_info.max)
 
 
-def _compare_in(out, ref, tol: Tolerance, dtype):
-    """compare() with the arithmetic in `dtype`; None where a float32 square overflowed."""
+def _figures(out, ref, tol: Tolerance, row: int, dtype):
+    """compare()'s figures with torch's operations in `dtype`: (elements that fail, worst excess, its
+    flat index, ||out - ref||, ||ref|| over the finite elements); None where a float32 square overflowed."""
     import torch
 
-    shape = tuple(ref.shape)
     o = out.detach().reshape(-1).to(dtype)
     r = ref.detach().reshape(-1).to(dtype)
     both_nonfinite_alike = (~torch.isfinite(r)) & ((o == r) | (torch.isnan(o) & torch.isnan(r)))
     finite = torch.isfinite(o) & torch.isfinite(r)
     bound = tol.atol + tol.rtol * r.abs()
     if tol.rms:
-        bound = bound + tol.rms * row_rms(r, shape[-1] if shape else r.numel())
+        bound = bound + tol.rms * row_rms(r, row)
     diff = (o - r).abs()
     bad = ~(diff <= bound) & ~both_nonfinite_alike  # NaN compares False: a NaN or Inf output fails
-    ratio = torch.where(both_nonfinite_alike, torch.zeros_like(diff), diff / bound).nan_to_num(math.inf)
+    ratio = torch.where(both_nonfinite_alike, torch.zeros_like(diff), diff / bound).nan_to_num(math.inf, math.inf)
     zero = torch.zeros((), dtype=dtype, device=o.device)
     error = torch.linalg.vector_norm(torch.where(finite, o - r, zero))
     size = torch.linalg.vector_norm(torch.where(finite, r, zero))
     overflow = (torch.isinf(bound) & torch.isfinite(r)).any() | torch.isinf(error) | torch.isinf(size)
-    failed, overflowed, error, size, worst_excess = torch.stack(
-        [bad.any().to(dtype), overflow.to(dtype), error, size, ratio.max()]).tolist()
+    failed, overflowed, worst_excess, worst, error, size = torch.stack(
+        [bad.sum().to(torch.float64), overflow.to(torch.float64), ratio.max().to(torch.float64),
+         ratio.argmax().to(torch.float64), error.to(torch.float64), size.to(torch.float64)]).tolist()
     if overflowed and dtype != torch.float64:
         return None
-    norm = error / max(size, 1e-30)
-    if failed:
-        worst = int(ratio.argmax())
-        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(worst), shape)) if shape else ()
-        got, expected = float(out.reshape(-1)[worst]), float(ref.reshape(-1)[worst])
-        kind = "unwritten or not finite" if not math.isfinite(got) else "off"
-        raise WrongResult(
-            f"{int(bad.sum())} of {o.numel()} elements fail |out - ref| <= {tol.describe()}; "
-            f"worst at {list(index)}: got {got:.6g}, expected {expected:.6g} ({kind}); "
-            f"norm-wise relative error {norm:.3g}")
-    return norm, worst_excess
+    return int(failed), worst_excess, int(worst), error, size
 
 
 def row_rms(flat, row: int):
