@@ -15,8 +15,9 @@ for those raced out, the mean seconds of each step and its share of the device p
 - verify.judging: the judge comparing what the launches left;
 - time.inputs: the judge handing out the timed problem's held tensors;
 - time.setup: the worker loading the kernel, binding its launch, the problem's method, clock readings;
-- time.warm-up / time.capture / time.sampling: kt's timer (warm-up by time, device-graph capture,
-  the interleaved samples with their flushes and bootstrap intervals);
+- time.warm-up / time.capture / time.poison / time.sampling / time.statistics: kt's timer (warm-up by
+  time, device-graph capture, the outputs poisoned before each batch, the interleaved samples with their
+  flushes queued, run and read, the bootstrap intervals between batches);
 - time.checks: the launch watch's verdict, pristine checks and clock readings after sampling;
 - time.relay: the request's round trip between processes (pickling, the pipe);
 - time.judging: the judge checking what the last timed batch left;
@@ -33,7 +34,8 @@ import argparse
 import json
 from pathlib import Path
 
-TIMING_STEPS = ("inputs", "setup", "warm-up", "capture", "sampling", "checks", "relay", "judging")  # screen.*, time.*
+TIMING_STEPS = ("inputs", "setup", "warm-up", "capture", "poison", "sampling", "statistics", "checks", "relay",
+                "judging")  # screen.*, time.*
 STEPS = ("compile", *(f"screen.{s}" for s in TIMING_STEPS),
          *(f"verify.{s}" for s in ("inputs", "load", "launches", "relay", "judging")),
          *(f"time.{s}" for s in TIMING_STEPS))
