@@ -5,7 +5,7 @@
 mkdir -p /tmp/pipes
 T0=$(date +%s.%N)
 echo "t0 $T0" > $OUT/t0.txt
-KT_PROFILE_DIR=/tmp/pipes python3 -c "from kt_cli.cli import main; main()" tune recipes/matmul.toml --workers 4 --out /tmp/t4 2>&1 | python3 -c "
+KT_PROFILE_DIR=/tmp/pipes python3 -c "from kt_cli.cli import main; main()" tune recipes/matmul.toml --workers ${WORKERS:-4} --out /tmp/t4 2>&1 | python3 -c "
 import sys, time
 t0 = float(open('$OUT/t0.txt').read().split()[1])
 for line in sys.stdin:
