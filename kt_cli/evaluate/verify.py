@@ -107,7 +107,10 @@ def compare(out, ref, tol: Tolerance) -> tuple[float, float]:
     if out.device.type != "cpu" and out.is_floating_point() and ref.is_floating_point():
         from kt_cli.evaluate import judge_kernel
 
-        found = judge_kernel.figures(out, ref, tol.atol, tol.rtol, tol.rms, row)
+        try:
+            found = judge_kernel.figures(out, ref, tol.atol, tol.rtol, tol.rms, row)
+        except Exception:  # noqa: BLE001 - a device Triton cannot launch on (a third-party vendor's): torch judges
+            found = None
     if found is None and out.is_floating_point() and out.element_size() <= 2 and ref.is_floating_point():
         found = _figures(out, ref, tol, row, torch.float32)
     if found is None:
