@@ -25,17 +25,20 @@ class ValidPoints:
     """The valid points of one problem's space, given by their indices in the space's order."""
 
     def __init__(self, space: SearchSpace, indices):
-        import torch
+        # numpy, single-threaded: the search asks from the CLI process beside a busy compile pool, where
+        # torch's CPU operations run on an OpenMP pool (the timer's bootstrap took 17 ms a call so,
+        # docs/performance.md, sixth session)
+        import numpy as np
 
         self.names = [p.name for p in space.params]
         self.values = [list(p.all_values()) for p in space.params]
         self.position = [{_key(v): i for i, v in enumerate(values)} for values in self.values]
-        self.weights = torch.tensor([_step_weight(p, len(v)) for p, v in zip(space.params, self.values)],
-                                    dtype=torch.float32)
-        self.ordered = torch.tensor([_is_ordered(p) for p in space.params])
+        self.weights = np.array([_step_weight(p, len(v)) for p, v in zip(space.params, self.values)],
+                                dtype=np.float32)
+        self.ordered = np.array([_is_ordered(p) for p in space.params], dtype=bool)
         rows = [tuple(self._value_indices(i)) for i in indices]
-        self.grid = torch.tensor(rows, dtype=torch.float32)
-        self.taken = torch.zeros(len(rows), dtype=torch.bool)
+        self.grid = np.array(rows, dtype=np.float32).reshape(len(rows), len(self.names))
+        self.taken = np.zeros(len(rows), dtype=bool)
         self.row = {r: n for n, r in enumerate(rows)}
         self.lock = threading.Lock()
 
@@ -71,27 +74,29 @@ class ValidPoints:
     def nearest(self, params: dict, rng: random.Random) -> dict:
         """`params` when it is valid and not yet proposed, else the nearest such point (ties drawn at
         random); once every valid point was proposed, the nearest valid point."""
-        import torch
+        import numpy as np
 
         with self.lock:
             row = self.row_of(params)
             if row is None or self.taken[row]:
-                target = torch.tensor([self.position[k].get(_key(params.get(n)), 0)
-                                       for k, n in enumerate(self.names)], dtype=torch.float32)
-                diff = (self.grid - target).abs()
-                diff = torch.where(self.ordered, diff, (diff > 0).float())
-                distance = (diff * self.weights).sum(dim=1)
-                if not bool(self.taken.all()):
-                    distance = distance.masked_fill(self.taken, float("inf"))
-                closest = (distance == distance.min()).nonzero().flatten().tolist()
+                target = np.array([self.position[k].get(_key(params.get(n)), 0)
+                                   for k, n in enumerate(self.names)], dtype=np.float32)
+                diff = np.abs(self.grid - target)
+                diff = np.where(self.ordered, diff, (diff > 0).astype(np.float32))
+                distance = (diff * self.weights).sum(axis=1)
+                if not self.taken.all():
+                    distance = np.where(self.taken, np.inf, distance)
+                closest = np.flatnonzero(distance == distance.min()).tolist()
                 row = closest[rng.randrange(len(closest))]
             self.taken[row] = True
             return self.point(row)
 
     def draw(self, rng: random.Random) -> dict:
         """A valid point not yet proposed, uniformly (any valid point once all were)."""
+        import numpy as np
+
         with self.lock:
-            free = (~self.taken).nonzero().flatten().tolist() or list(range(len(self)))
+            free = np.flatnonzero(~self.taken).tolist() or list(range(len(self)))
             row = free[rng.randrange(len(free))]
             self.taken[row] = True
             return self.point(row)
