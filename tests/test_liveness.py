@@ -178,3 +178,30 @@ def test_a_queued_trial_is_taken_once_and_finished_once(db):
     with pytest.raises(optuna.exceptions.UpdateFinishedTrialError):
         takers[1].set_trial_state_values(queued, STATE.PRUNED)
     assert storage.get_trial(queued).state == STATE.COMPLETE and storage.get_trial(queued).value == 1.0
+
+
+def test_the_pairing_worker_waits_for_other_processes_last_trials_but_not_for_dead_ones(db):
+    # the first `kt tune --workers` worker pairs each study's winner once no trial of it runs: another
+    # worker's last trial may still find a better one (kt_cli.search.studies.wait_for_running_trials)
+    import threading
+    import time
+
+    from kt_cli.search.studies import wait_for_running_trials
+
+    study, storage, _ = db
+    live = _running(study)  # owned by this process: alive
+    threading.Timer(0.6, lambda: study.tell(live, 1.0)).start()
+    started = time.monotonic()
+    wait_for_running_trials(study, storage, 30)
+    assert 0.5 < time.monotonic() - started < 10 and study.trials[live.number].state == STATE.COMPLETE
+
+    lost = _running(study, {"BLOCK": 512, "warps": 2})
+    storage.set_trial_system_attr(lost._trial_id, OWNER, {"machine": MACHINE, "pid": _dead_pid(), "started": None})
+    started = time.monotonic()
+    wait_for_running_trials(study, storage, 30)
+    assert time.monotonic() - started < 5 and study.trials[lost.number].state == STATE.FAIL
+
+    stuck = _running(study, {"BLOCK": 512, "warps": 4})  # alive and never ending: only the deadline ends the wait
+    started = time.monotonic()
+    wait_for_running_trials(study, storage, 0.5)
+    assert 0.4 < time.monotonic() - started < 5 and study.trials[stuck.number].state == STATE.RUNNING

@@ -26,6 +26,7 @@ from kt_cli.types import TrialResult
 
 _TALLY_LOCK = threading.Lock()
 STUDIES_AT_ONCE = 4  # studies driven side by side; each has the evaluator's in-flight threads, sharing its slots
+RUNNING_POLL_S = 0.2  # how often the pairing worker looks whether other processes' trials still run
 
 
 @dataclass(frozen=True)
@@ -218,6 +219,8 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
 
         def study_done(index: int, study) -> None:
             if finish is not None:
+                if shared:  # the final best is paired here, by the device's workers already up
+                    wait_for_running_trials(study, store, recipe.search.timeout)
                 finished[index] = finish(problems[index].target, problems[index].shape, study, evaluator)
 
         done = _run_at_once(runs, [p.valid_points for p in problems], evaluator.in_flight, study_done)
@@ -230,6 +233,25 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         tally.device_busy_seconds = evaluator.device_busy_seconds
         evaluator.close()
     return source, plans, studies, tally
+
+
+def wait_for_running_trials(study, storage, seconds: float) -> None:
+    """Until no trial of `study` runs, at most `seconds` (the per-candidate timeout): in a shared study
+    other processes' last trials may still find a better winner after this process's part ended. The
+    first `kt tune --workers` worker pairs each winner with its reference; a winner found after that
+    pairing was paired again by the parent on fresh device workers (a fork server, a device's worker
+    and a judge started from nothing), and on 4x H100 hosts the results came 8-26 s after the last trial
+    (BENCHMARKS.md, 2026-11-26). A dead owner's trials are settled first, as the driver does."""
+    import optuna
+
+    from kt_cli.search.recovery import fail_dead_trials
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        fail_dead_trials(study, storage)
+        if not study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+            return
+        time.sleep(RUNNING_POLL_S)
 
 
 def _run_at_once(runs: list[StudyRun], valid_points: list, in_flight: int,
