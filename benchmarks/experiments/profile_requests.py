@@ -3,13 +3,23 @@ KT_PROFILE_REQUESTS=1, kt_cli/evaluate/requests.dispatch) per request kind and p
 
     python profile_requests.py DIR > report.txt
 """
-import glob, pstats, sys, io
-for op in ("time_held", "judge_cases", "hold_cases"):
-    files = sorted(glob.glob(f"{sys.argv[1]}/{op}-*.prof"))
-    if not files: continue
-    st = pstats.Stats(files[0])
-    for f in files[1:]: st.add(f)
-    out = io.StringIO(); st.stream = out
-    print(f"===== {op}: {len(files)} requests")
-    st.sort_stats("cumulative").print_stats(45); st.sort_stats("tottime").print_stats(30)
-    print(out.getvalue())
+import glob
+import io
+import pstats
+import sys
+
+
+def report(directory: str, op: str) -> str:
+    files = sorted(glob.glob(f"{directory}/{op}-*.prof"))
+    if not files:
+        return ""
+    out = io.StringIO()
+    stats = pstats.Stats(*files, stream=out)
+    stats.sort_stats("cumulative").print_stats(45)
+    stats.sort_stats("tottime").print_stats(30)
+    return f"===== {op}: {len(files)} requests\n{out.getvalue()}"
+
+
+if __name__ == "__main__":
+    for name in ("time_held", "judge_cases", "hold_cases"):
+        print(report(sys.argv[1], name))

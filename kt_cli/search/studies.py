@@ -247,10 +247,8 @@ def wait_for_running_trials(study, storage, seconds: float) -> None:
     from kt_cli.search.recovery import fail_dead_trials
 
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        fail_dead_trials(study, storage)
-        if not study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
-            return
+    while study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)) and time.monotonic() < deadline:
+        fail_dead_trials(study, storage)  # (it reads every trial: only while some run)
         time.sleep(RUNNING_POLL_S)
 
 
