@@ -10,13 +10,16 @@ from kt_cli import plugins
 from kt_cli.artifact import store as artifact
 from kt_cli.errors import JobFailed
 from kt_cli.evaluate.failure import WorkerFailure
+from kt_cli.evaluate.detection import detect_devices_apart
 from kt_cli.evaluate.pool import start_fork_server_in_background
 from kt_cli.generate import kernel_source, recipe_generator
 from kt_cli.recipe.destinations import check_directory, check_storage
 from kt_cli.recipe.parse import Recipe
 from kt_cli.search import scale
 from kt_cli.search.plan import default_storage, make_storage_dir, plan_targets, study_name
-from kt_cli.search.studies import Preparation, check_recipe_space, run_studies
+from kt_cli.search.storage import import_ahead
+from kt_cli.search.studies import InBackground, Preparation, check_recipe_space, run_studies
+from kt_cli.stamps import mark
 from kt_cli.types import shape_key
 
 
@@ -30,6 +33,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         recipe, search=dataclasses.replace(recipe.search, trials=trials or recipe.search.trials,
                                            timeout=timeout or recipe.search.timeout,
                                            seed=recipe.search.seed if seed is None else seed))
+    mark("tune")
     out_dir, storage_url = destinations(recipe, out_dir, storage)
     artifact.remove_dead_writes(out_dir, recipe.name)  # a write killed last time leaves nothing behind
     # Processes sharing a study must not all propose the same points: each gets its own sampler seed.
@@ -42,7 +46,10 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         prepared = Preparation(recipe, kernel_source(recipe, [], out_dir))
     early = scale.EarlyWorkers(workers) if workers > 1 else None  # they start while the devices are detected
     try:
-        plans = plan_targets(recipe, requested_targets)
+        detection = InBackground(detect_devices_apart)  # a thread waiting for the worker's answer
+        import_ahead()
+        plans = plan_targets(recipe, requested_targets, detection.result())
+        mark("devices detected")
         check_recipe_space(recipe, plans)  # before any file is written
         if workers > 1:
             source = kernel_source(recipe, plans, out_dir)  # built once: workers share it (an llm loop runs once)

@@ -267,3 +267,22 @@ def test_without_a_reference_the_authors_config_is_reference_and_baseline(fake_d
     assert "differential" in entry["verification"]["tolerance"]["why"] and "1024" in entry["verification"]["tolerance"]["why"]
     assert entry["stats"]["baseline"]["calls"] == entry["stats"]["calls"] and entry["stats"]["speedup"] > 0
     assert "vs baseline" in result.output
+
+
+def test_the_device_is_readied_before_the_first_candidate_comes(fake_device, write, tmp_path, monkeypatch):
+    """While the first candidates compile, the device's worker loads the module and the judge makes and
+    holds the cases verification will ask for (Evaluator.ready_devices): on the H100 hosts the first
+    candidate of a run waited 1.5-2 s for them with the device idle. Read from the workers' request logs."""
+    pipes = tmp_path / "pipes"
+    pipes.mkdir()
+    monkeypatch.setenv("KT_PROFILE_DIR", str(pipes))
+    result = kt("tune", dsl_recipe(write, trials=2), *FAKE, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    served = {}
+    for log in pipes.glob("pipe-worker-*.log"):
+        ops = [line.split()[0] for line in log.read_text().splitlines()]
+        served[log.name] = [op for op in ops if op != "start"]
+    judge = next(ops for ops in served.values() if "judge_cases" in ops)
+    device = next(ops for ops in served.values() if "launch_held" in ops or "time_held" in ops)
+    assert judge[0] == "ready_judge", judge
+    assert device[0] == "ready_device", device

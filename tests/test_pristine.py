@@ -1,7 +1,8 @@
 """kt's snapshot of what a candidate may not replace (kt_cli.evaluate.launch_watch.PRISTINE) is taken
-before torch._dynamo is imported (a worker's start skips that import: 2.7 s on a GPU host); the import,
-when kt's first dispatch mode makes it, wraps torch.manual_seed. That wrapper is torch's own and is not
-a candidate's patch; a candidate's replacement still is, wrapped like torch's or not."""
+before torch._dynamo is imported, and kt's launch watch never imports it (4.9-6.2 s of a device worker's
+start on the H100 hosts, where torch wrapped the watch's dispatch mode in torch._dynamo.disable). A
+candidate may import it, which wraps torch.manual_seed: that wrapper is torch's own and is not a
+candidate's patch; a candidate's replacement still is, wrapped like torch's or not."""
 
 import subprocess
 import sys
@@ -13,10 +14,14 @@ import functools, sys
 import torch
 from kt_cli.evaluate import requests
 from kt_cli.evaluate.launch_watch import PRISTINE
+from kt_cli.evaluate.launch_watch import LaunchWatch
 requests.prepare_worker()
 assert "torch._dynamo" not in sys.modules, "a worker's start imported torch._dynamo"
-requests.warm_watch()  # the first dispatch mode: imports torch._dynamo, which wraps torch.manual_seed
-assert "torch._dynamo" in sys.modules and torch.manual_seed is not torch.random.manual_seed
+with LaunchWatch().watching():
+    torch.ones(2).add(1)
+assert "torch._dynamo" not in sys.modules, "the launch watch imported torch._dynamo"
+import torch._dynamo  # a candidate's import: it wraps torch.manual_seed
+assert torch.manual_seed is not torch.random.manual_seed
 assert PRISTINE.replaced() == [], PRISTINE.replaced()
 original = torch.manual_seed
 torch.manual_seed = functools.wraps(original)(lambda seed: None)  # a candidate's wrapper, not torch's

@@ -3,11 +3,13 @@ run: tests/test_kill_resume.py and tests/test_soak.py)."""
 
 import json
 import re
+import subprocess
+import sys
 import types
 
 import pytest
 
-from tests.helpers import ROOT, dsl_recipe, kt
+from tests.helpers import ROOT, dsl_recipe, kt, process_env
 
 
 def test_softmax_for_two_vendors_writes_an_estimated_artifact(tmp_path):
@@ -175,3 +177,24 @@ def test_a_study_is_finished_as_soon_as_it_ends_while_the_others_still_run():
                         lambda index, study: events.append(("finished", study)))
     assert done == ["slow", "quick"]
     assert events.index(("finished", "quick")) < events.index(("ended", "slow"))
+
+
+DETECTS_IN_A_WORKER = """
+import sys
+from kt_cli.cli import cli
+try:
+    cli(sys.argv[1:], standalone_mode=False)
+finally:
+    print("torch imported by kt's process:", "torch" in sys.modules)
+"""
+
+
+def test_kt_tune_never_imports_torch_in_its_own_process(write, tmp_path):
+    """The devices are detected in a worker forked from kt's fork server (kt_cli/evaluate/detection.py):
+    torch's import (3.7 s on the H100 hosts) then runs in the server beside kt's own start, not before
+    it, and kt's process imports Optuna and opens the storage meanwhile."""
+    recipe = dsl_recipe(write, trials=2)
+    done = subprocess.run([sys.executable, "-c", DETECTS_IN_A_WORKER, "tune", str(recipe), "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, env=process_env(), timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "wrote " in done.stdout and "torch imported by kt's process: False" in done.stdout, done.stdout[-2000:]

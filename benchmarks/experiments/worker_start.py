@@ -1,7 +1,7 @@
 """What a worker's start costs, step by step, on this host: the fork server's boot (it imports torch),
 one interpreter worker forked from it (Triton, kt's launch-watch snapshot), a second worker, and, in a
-fresh interpreter, each import a worker may make alone (torch._dynamo: only a worker that watches
-launches, once idle, kt_cli.evaluate.requests.warm_watch).
+fresh interpreter, each import a worker may make alone (torch._dynamo: no kt worker since
+the launch watch's dispatch mode stopped importing it, kt_cli/evaluate/launch_watch._tensor_ops).
 
     python benchmarks/experiments/worker_start.py
 """

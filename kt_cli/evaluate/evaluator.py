@@ -3,10 +3,10 @@ interpreter (CPU) or verify and time (the device), and turn what comes back into
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import os
+import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ from kt_cli.evaluate.phases import PhaseClock
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.interpreter_fixes import not_interpretable
-from kt_cli.evaluate.pool import NICE_ENV, WARM_ENV, WorkerPool
+from kt_cli.evaluate.pool import NICE_ENV, WorkerPool
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class Evaluator:
         self.compile_pool = WorkerPool(compile_workers or compile_pool_size(processes_on_host),
                                        {"TRITON_INTERPRET": "0", NICE_ENV: str(COMPILE_NICENESS)})
         self.compile_deadline = CompileDeadline(timeout, recipe.search.compile_timeout)
-        self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})  # static mode's launches (ready_interpreter)
+        self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})  # the module's inspection, static mode's launches
         self.verifier = IsolatedVerifier(timeout, {"TRITON_INTERPRET": "1"})
         self.device_pools: dict[str, WorkerPool] = {}  # vendor name -> the worker that owns its device
         self.device_judges: dict[str, IsolatedVerifier] = {}  # vendor name -> the judge on its device
@@ -96,6 +96,7 @@ class Evaluator:
         self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from inspect_module
         self.peak_dtype = recipe.problem.dtype  # which peak the kernel's FLOPs run at, from inspect_module
         self.kernel_arguments: frozenset = frozenset()  # every @triton.jit argument name, from inspect_module
+        self._readying: threading.Thread | None = None  # ready_devices(), until it is done
 
     @property
     def in_flight(self) -> int:
@@ -111,7 +112,7 @@ class Evaluator:
         if vendor_name not in self.device_pools:
             from kt_cli import plugins
 
-            self.device_pools[vendor_name] = WorkerPool(1, {**plugins.vendor(vendor_name).worker_env(), WARM_ENV: "1"})
+            self.device_pools[vendor_name] = WorkerPool(1, plugins.vendor(vendor_name).worker_env())
         return self.device_pools[vendor_name]
 
     def device_judge(self, spec: TargetSpec) -> IsolatedVerifier:
@@ -124,6 +125,8 @@ class Evaluator:
         return self.device_judges[spec.vendor]
 
     def close(self) -> None:
+        if self._readying is not None:  # its calls end within the timeout; their pipes are not closed under them
+            self._readying.join(self.timeout)
         for pool in (self.compile_pool, self.interpreter, *self.device_pools.values()):
             pool.stop()
         for judge in (self.verifier, *self.device_judges.values()):
@@ -141,16 +144,22 @@ class Evaluator:
             else:
                 self.verifier.judge_pool.start_in_background()
 
-    def ready_interpreter(self, plans: list) -> None:
-        """Where a target is estimated (its candidates verified under the interpreter), have the
-        interpreter's worker ready its launch watch (torch._dynamo's import, 2.7 s on the GPU hosts)
-        once it is idle from now on (requests.warm_when_idle). Not once idle from its start, as a
-        device's worker does: the module's inspection and the knobs' probe (problem_plans) come to it
-        first, and an idle wait between them put the import in front of the probe (H100, 2026-11-26:
-        the studies began 3 s later)."""
-        if any(plan.mode != "measured" for plan in plans):
-            with contextlib.suppress(WorkerFailure):  # the first watched launch then pays it, or says what failed
-                self.interpreter.call("warm_when_idle", {}, self.timeout)
+    def ready_devices(self, problems: list) -> None:
+        """Ready the device's worker and judge of every measured (target plan, shape) of `problems`, in
+        a thread from now (IsolatedVerifier.ready): what the run's first candidates would wait for."""
+        measured = [(plan, shape) for plan, shape in problems if plan.mode == "measured"]
+        if measured:
+            self._readying = threading.Thread(target=self._ready, args=(measured,), daemon=True)
+            self._readying.start()
+
+    def _ready(self, measured: list) -> None:
+        for plan, shape in measured:
+            self.device_judge(plan.spec).ready(self.device_pool(plan.spec.vendor), self.source, self._device_shapes(shape),
+                                               self.recipe.problem.dtype, self.recipe.search.seed)
+
+    def _device_shapes(self, shape: dict) -> list:
+        """The shapes a candidate is verified on in measured mode: the problem itself and a small odd shape."""
+        return [shape] + list(self.verify_shapes[:1])
 
     def use(self, source) -> None:
         """Evaluate another kernel module; a generator that searches over modules calls this, then
@@ -345,7 +354,7 @@ class Evaluator:
     def _time_on_device(self, candidate: Candidate, plan: TargetPlan, clock: PhaseClock) -> dict:
         # Cross-compiling first (in the CPU pool, ahead of the device) rejects over-limit candidates before
         # they reach the GPU and records their registers, shared memory and spills.
-        shapes = [candidate.shape] + list(self.verify_shapes[:1])  # the problem itself and a small odd shape
+        shapes = self._device_shapes(candidate.shape)
         compiled = self.compile(candidate, plan.spec, clock, tuple(shapes[1:]))
         key = (plan.spec.name, shape_key(candidate.shape))
         prunes, estimate = self._prunes(plan.spec), compiled.get("estimate", {})

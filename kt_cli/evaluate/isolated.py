@@ -11,6 +11,7 @@ verdict is not computed there, and the reference never enters it.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Callable
@@ -18,7 +19,7 @@ from typing import Callable
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.launch_watch import every_watched_name
 from kt_cli.evaluate.phases import PhaseClock
-from kt_cli.evaluate.pool import WARM_ENV, WorkerPool
+from kt_cli.evaluate.pool import WorkerPool
 from kt_cli.evaluate.verify import case_plan
 
 
@@ -50,6 +51,16 @@ class IsolatedVerifier:
             return f"{exc.kind}: {exc.message.splitlines()[0][:200] if exc.message else ''}"
         return ""
 
+    def ready(self, worker: WorkerPool, source, shapes: list, dtype: str, seed: int) -> None:
+        """Before a problem's first candidate comes: the candidate's worker readies its device and loads
+        the module, the judge makes and holds the cases verify() will ask for and loads its comparison.
+        The first candidate of a run paid 1.5-2 s of this on the H100 hosts while the device waited. A
+        failure here is left to that candidate, whose own requests say what is wrong."""
+        with contextlib.suppress(WorkerFailure):
+            worker.call("ready_device", {"source": source, "target": self.target}, self.timeout)
+        with contextlib.suppress(WorkerFailure):
+            self._judge("ready_judge", source=source, runs=verification_runs(shapes), dtype=dtype, seed=seed)
+
     def verify(self, worker: WorkerPool, source, params: dict, options: dict, shapes: list, dtype: str, seed: int,
                recipe_tolerance=None, clock: PhaseClock | None = None) -> dict:
         """Verification (as JSON) of `params` on `shapes`: runs on fresh inputs (every shape, the first
@@ -57,8 +68,7 @@ class IsolatedVerifier:
         repeatable). Raises WorkerFailure (`wrong`, `rejected`, `crash`, `timeout`). `clock` learns
         how long each step took."""
         clock = clock or PhaseClock()
-        runs = case_plan(shapes)
-        runs.append(runs[0])
+        runs = verification_runs(shapes)
         try:
             with clock.phase("verify.inputs"):
                 held = self._judge("hold_cases", source=source, runs=runs, dtype=dtype, seed=seed)
@@ -148,10 +158,17 @@ class IsolatedVerifier:
                                                clock)
 
 
+def verification_runs(shapes: list) -> list:
+    """The runs verify() asks for: every shape on fresh inputs, the first again on other inputs, then
+    the first run once more on buffers of its own (a launch must be repeatable)."""
+    runs = case_plan(shapes)
+    return [*runs, runs[0]]
+
+
 def device_workers(spec, timeout: float, device=None) -> tuple[WorkerPool, IsolatedVerifier]:
     """A candidate worker and a judge on `spec`'s device (`device`, a Device, when given), fresh."""
     from kt_cli import plugins
 
     vendor = plugins.vendor(spec.vendor)
     env = {**vendor.worker_env(), **(vendor.pin_env(device) if device is not None else {})}
-    return WorkerPool(1, {**env, WARM_ENV: "1"}), IsolatedVerifier(timeout, env, spec)
+    return WorkerPool(1, env), IsolatedVerifier(timeout, env, spec)

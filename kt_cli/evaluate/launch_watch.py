@@ -117,8 +117,7 @@ class Pristine:
     def replaced(self) -> list[str]:
         """The guarded names whose object is no longer the one remembered. torch's own wrapper of the
         remembered object is not a replacement, and is remembered in its place: importing
-        torch._dynamo (which kt's first dispatch mode does, kt_cli.evaluate.requests.warm_watch) wraps
-        torch.manual_seed so."""
+        torch._dynamo (a candidate may; kt's watch no longer does, _tensor_ops) wraps torch.manual_seed so."""
         missing, out = object(), []
         for dotted, (owner, name, remembered) in list(self.entries.items()):
             # A module's attribute is what its namespace holds (a module has no metaclass a candidate could
@@ -146,16 +145,6 @@ def _torch_wrapper_of(now, remembered) -> bool:
 
 
 PRISTINE = Pristine()
-
-
-def enter_dispatch_mode_once() -> None:
-    """Enter the watch's torch modes once. The first entry imports torch._dynamo (2.7 s on a GPU host,
-    more than Triton and kt together), which wraps torch.manual_seed (Pristine.replaced accepts it)."""
-    import torch
-
-    watch = LaunchWatch()
-    with _tensor_ops(watch), _leaving_torch(watch):
-        torch.ones(1).add(1)
 
 
 def every_watched_name() -> tuple:
@@ -217,6 +206,13 @@ def _tensor_ops(watch: LaunchWatch):
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Ops(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            # torch wraps a mode's __torch_dispatch__ in torch._dynamo.disable unless this says
+            # False, and that wrapper imports torch._dynamo at its first call: 4.9-6.2 s of a device
+            # worker's start on the H100 hosts (and Triton with it). Nothing here is ever compiled.
+            return False
+
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             name = func.overloadpacket.__name__
             if name not in ALLOWED_OPS and not _inside_triton():

@@ -16,6 +16,7 @@ from typing import Any
 
 from kt_cli.evaluate.containment import Scratch, enter_scratch, flush_output, report_output
 from kt_cli.evaluate.failure import WorkerFailure
+from kt_cli.stamps import log_timing
 
 STARTUP_TIMEOUT = 300.0  # importing torch and triton on a cold, busy machine
 OUTPUT_POLL_S = 0.5  # how often the output file is checked while a request runs
@@ -29,11 +30,10 @@ def fp_fusion_default() -> str:
 
 
 NICE_ENV = "KT_WORKER_NICE"  # a worker's niceness increment (a pool of background work: kt's compile pool)
-WARM_ENV = "KT_WORKER_WARM"  # "1": a worker that watches launches; it readies the watch once idle
-WARM_AFTER_IDLE_S = 0.5  # idle this long (no request pending), such a worker readies the watch
 
 
 def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int) -> None:
+    forked = time.time()
     os.environ.clear()  # a forked worker starts with the fork server's environment: it gets kt's of now
     os.environ.update(env)
     if env.get(NICE_ENV):
@@ -48,13 +48,9 @@ def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int)
         conn.send(("error", ("crash", f"worker could not start: {exc!r}")))
         return
     conn.send(("ready", None))
-    if env.get(WARM_ENV) == "1":
-        execute.warm_when_idle()
+    log_timing("worker", "start", forked, time.time())
     while True:
         try:
-            if execute.warm_requested() and not conn.poll(WARM_AFTER_IDLE_S):
-                with contextlib.suppress(Exception):  # the first watched launch then pays it
-                    execute.warm_watch()
             op, payload = conn.recv()
         except (EOFError, KeyboardInterrupt):
             return
@@ -70,16 +66,7 @@ def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int)
         answered = time.time()
         flush_output()  # everything printed for this request is in the file before the answer leaves
         conn.send(answer)
-        _log_timing("worker", op, received, answered, time.time())
-
-
-def _log_timing(side: str, op: str, *stamps: float) -> None:
-    """A diagnostic (KT_PROFILE_DIR, benchmarks/experiments/wall_profile.py): when each request was sent,
-    received, answered and its answer received, on both sides of the pipe."""
-    where = os.environ.get("KT_PROFILE_DIR")
-    if where:
-        with open(os.path.join(where, f"pipe-{side}-{os.getpid()}.log"), "a") as log:
-            log.write(" ".join([op, *(f"{t:.6f}" for t in stamps)]) + "\n")
+        log_timing("worker", op, received, answered, time.time())
 
 
 _MAIN_MODULE_LOCK = threading.Lock()
@@ -247,7 +234,7 @@ class Worker:
         self._conn.send((op, payload))
         sent = time.time()
         status, value = self._answer(op, timeout)
-        _log_timing("caller", op, sending, sent, time.time())
+        log_timing("caller", op, sending, sent, time.time())
         if status == "error":
             raise WorkerFailure(*value)
         return value

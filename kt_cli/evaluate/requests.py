@@ -3,6 +3,7 @@ own code (and, for the llm generator, model-written code), never in the CLI proc
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import asdict, dataclass
 
@@ -10,39 +11,18 @@ from kt_cli.kernel import (Kernel, KernelModuleError, NotInterpretable, autotune
                            record_launches)
 from kt_cli.types import Resources, shape_key
 from kt_cli.evaluate.failure import WorkerFailure
-from kt_cli.evaluate.launch_watch import (PRISTINE, LaunchWatch, check_pristine, enter_dispatch_mode_once,
-                                          every_watched_name)
+from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch, check_pristine, every_watched_name
 
 def prepare_worker() -> None:
     """Called once when a worker process starts, before it runs any candidate code."""
     PRISTINE.take(every_watched_name())
 
 
-_warm_requested = False  # warm_when_idle() was asked and warm_watch() has not run since
+def detect_devices() -> list:
+    """Every vendor's devices present (kt_cli.evaluate.detection: kt's own process does not import torch)."""
+    from kt_cli import plugins
 
-
-def warm_watch() -> None:
-    """Ready the launch watch (launch_watch.enter_dispatch_mode_once), so that its one-off cost is not
-    paid by the first watched launch. A worker calls it once it is idle after warm_when_idle()
-    (kt_cli.evaluate.pool); a worker that never watches one (compiling, judging) never."""
-    global _warm_requested
-    _warm_requested = False
-    enter_dispatch_mode_once()
-    check_pristine("entering the launch watch")  # torch's own wrappers only (Pristine.replaced)
-
-
-def warm_when_idle() -> None:
-    """Have this worker ready its launch watch once it is next idle (kt_cli.evaluate.pool), the request
-    answered at once. A device's worker asks it of itself at its start (pool.WARM_ENV);
-    Evaluator.ready_interpreter asks the interpreter's worker, after the knobs' probe and only where a
-    target is estimated. (A call that waited for the warm-up held a thread of the CLI inside the pool's
-    call, and a run that ended meanwhile closed the pipe under it.)"""
-    global _warm_requested
-    _warm_requested = True
-
-
-def warm_requested() -> bool:
-    return _warm_requested
+    return plugins.devices()
 
 
 _kernels: dict = {}
@@ -76,7 +56,7 @@ def _handler(op: str):
             "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
             "time_held": time_held, "ceilings": ceilings, "calibrate": calibrate, "recheck": recheck,
             "interpreter_defects": interpreter_defects, "launch_arguments": launch_arguments,
-            "warm_when_idle": warm_when_idle}[op]
+            "detect_devices": detect_devices, "ready_judge": ready_judge, "ready_device": ready_device}[op]
 
 
 def _kernel(source) -> Kernel:
@@ -366,6 +346,29 @@ def judge_cases(source, runs: list, dtype: str, seed: int, tolerance, target=Non
         return judge_held(held, bound)
     except WrongResult as exc:
         raise WorkerFailure("wrong", f"{after}{exc}") from None
+
+
+def ready_judge(source, runs: list, dtype: str, seed: int, target=None) -> None:
+    """The judge readied before a problem's first candidate (IsolatedVerifier.ready): the runs' cases
+    made and held, and its comparison loaded by judging the first with its reference outputs written in
+    (a verdict that passes; judging the poisoned outputs took 4-6 s on the H100 hosts to say what is
+    wrong). judge_held restores the case for the candidates."""
+    from kt_cli.evaluate.held_cases import judge_held
+    from kt_cli.evaluate.verify import WrongResult, module_tolerance, tolerance_for
+
+    problem, held = _held(source, runs, dtype, seed, target, make=True)
+    first = held[0].case
+    for name in first.outputs:
+        first.inputs[name].copy_(first.expected[name])
+    with contextlib.suppress(WrongResult):  # (a reference its own dtype cannot hold: still loaded)
+        judge_held(held[:1], tolerance_for(dtype, module_tolerance(problem, dtype), None))
+
+
+def ready_device(source, target=None) -> None:
+    """A candidate's worker readied before a problem's first candidate (IsolatedVerifier.ready): its
+    device selected (the vendor's runtime initialised) and the kernel module loaded."""
+    _candidate_device(target)
+    _kernel(source)
 
 
 def launch_held(source, params: dict, options: dict, shared: bytes, watched_names: tuple = (), target=None) -> dict:

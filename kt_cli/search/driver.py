@@ -20,6 +20,7 @@ from kt_cli.search.sampler import STARTUP_TRIALS, make_sampler
 from kt_cli.search.recovery import fail_dead_trials
 from kt_cli.search.storage import trial_result
 from kt_cli.search.valid_points import ValidPoints, repairing
+from kt_cli.stamps import mark
 from kt_cli.types import TrialResult
 
 START_DRAWS_PER_POINT = 200  # draws per start-up point before a space that refuses nearly all gives up
@@ -58,8 +59,10 @@ class StudyRun:
         valid = getattr(self.problem, "valid", None)
         if valid is not None and self.sampler in REPAIRED_SAMPLERS:
             sampler = repairing(sampler, ValidPoints(self.problem.space, valid), self.problem.space, self.seed)
+        mark("sampler made")
         study = optuna.create_study(study_name=self.study_name, storage=self.storage, direction="minimize",
                                     sampler=sampler, load_if_exists=True)
+        mark("study opened")
         budget = Budget(self.budget, valid_points)
         study.set_user_attr("budget", budget.limit)
         study.set_user_attr("budget_trials", budget.trials)  # the --trials it was set for (scale.storage_progress)
@@ -72,6 +75,7 @@ class StudyRun:
             if self.sampler == "tpe" and valid is None:  # (a repaired sampler draws them among valid points itself)
                 self._enqueue_valid_start(study, min(STARTUP_TRIALS, self.budget) - seeded)
         objective = Objective(study, self.storage, self.problem, budget, self.seed, self.on_result, self.worker)
+        mark("study ready")
         attempts = _Attempts(max(1, self.budget) * ATTEMPTS_PER_UNIT + 200)
         _in_threads(lambda: self._drive(study, objective, budget, attempts), max(1, in_flight))
         return study

@@ -28,9 +28,10 @@ class TargetPlan:
         return self.spec.peaks
 
 
-def plan_targets(recipe: Recipe, requested: tuple[str, ...]) -> list[TargetPlan]:
-    """--target wins; else the GPUs present (measured); else the recipe's targets (estimated)."""
-    present = {d.target: d for d in plugins.devices()}
+def plan_targets(recipe: Recipe, requested: tuple[str, ...], devices: list | None = None) -> list[TargetPlan]:
+    """--target wins; else the GPUs present (measured); else the recipe's targets (estimated).
+    `devices`: those present, when detected already (else they are detected here)."""
+    present = {d.target: d for d in (plugins.devices() if devices is None else devices)}
     if requested:
         names = list(dict.fromkeys(requested))
         where = "--target"

@@ -16,6 +16,18 @@ from kt_cli.types import TrialResult
 HOST = platform.node()
 
 
+def import_ahead() -> None:
+    """Import what opening a storage and its studies imports (Optuna, SQLAlchemy, Alembic: 0.8 s and
+    more on the GPU hosts), while something else (the devices' detection) keeps the run waiting."""
+    import alembic.command  # noqa: F401 - optuna's RDB storage imports these when it opens
+    import alembic.config  # noqa: F401
+    import alembic.migration  # noqa: F401
+    import alembic.script  # noqa: F401
+    import optuna.samplers  # noqa: F401
+
+    from kt_cli.search import owned_storages  # noqa: F401 - optuna.storages, sqlalchemy
+
+
 def open_storage(url: str):
     """kt's storage of `url`: RDB for sqlite:, postgresql and mysql URLs, else a journal file."""
     if not url.startswith(("sqlite:", "postgresql", "mysql")):

@@ -19,6 +19,7 @@ from kt_cli.search.plan import (TargetPlan, build_space, check_kernel_knobs, mak
                                 space_key, study_name)
 from kt_cli.search.sampler import check_sampler_fits
 from kt_cli.search.scale import sampler_seed, whoami
+from kt_cli.stamps import mark
 from kt_cli.search.storage import earlier_results, open_storage
 from kt_cli.search.tally import Tally, study_key
 from kt_cli.types import TrialResult
@@ -198,11 +199,15 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     started = time.perf_counter()
     try:
         evaluator.start_workers(plans)  # while the interpreter worker inspects the module
+        mark("workers started")
         module_info = prepared.module_info()
+        mark("module inspected")
         problems = problem_plans(recipe, plans, evaluator, module_info)
-        evaluator.ready_interpreter(plans)
+        evaluator.ready_devices([(problem.target, problem.shape) for problem in problems])
+        mark("knobs probed")
         make_storage_dir(storage_url)  # (only now: a refused recipe or module leaves no file behind)
         store = open_storage(storage_url)
+        mark("storage opened")
         source_hash = source.sha256()
         studies = []
         for problem in problems:  # for the ETA: every study's budget and what earlier runs did of it
@@ -216,6 +221,7 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
                          worker=whoami(problem.target), known_good=tuple(module_info.get("seeds", ())), slots=slots)
                 for problem in problems]
         finished: dict = {}
+        mark("studies planned")
 
         def study_done(index: int, study) -> None:
             if finish is not None:

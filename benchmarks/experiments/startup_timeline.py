@@ -1,0 +1,81 @@
+"""Experiment (not part of kt): the first seconds of a `kt tune`, worker by worker, from KT_PROFILE_DIR.
+
+    T0=$(date +%s.%N) KT_PROFILE_DIR=/tmp/pipes kt tune recipes/matmul.toml --out /tmp/a
+    python benchmarks/experiments/startup_timeline.py /tmp/pipes --t0 $T0 [--until 15]
+
+Each worker process logs when it was forked and ready ("start"), when it readied its launch watch
+("warm") and every request it served (kt_cli/stamps.py), and the CLI marks its own steps (stamps.mark). This prints, per worker, its
+role (guessed from the requests it served), those events in seconds after T0, and the first requests,
+so that the question "what did the first candidate wait for" reads off one table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+from pathlib import Path
+
+ROLES = {"compile": "compile pool", "launch_held": "device worker", "time_held": "device worker",
+         "hold_cases": "judge", "judge_cases": "judge", "inspect_module": "interpreter", "knobs_read": "interpreter"}
+
+
+def read(directory: Path) -> dict:
+    """{pid: [(op, stamps...)]} of every worker's log."""
+    out = {}
+    for path in sorted(directory.glob("pipe-worker-*.log")):
+        pid = int(path.stem.rsplit("-", 1)[1])
+        rows = []
+        for line in path.read_text().splitlines():
+            op, *stamps = line.split()
+            rows.append((op, *map(float, stamps)))
+        out[pid] = rows
+    return out
+
+
+def role(rows: list) -> str:
+    ops = collections.Counter(r[0] for r in rows if r[0] not in ("start", "warm"))
+    for op, _ in ops.most_common():
+        for prefix, name in ROLES.items():
+            if op.startswith(prefix):
+                return name
+    return ",".join(ops) or "idle"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--t0", type=float, required=True, help="the command's start, seconds since the epoch")
+    parser.add_argument("--until", type=float, default=20.0, help="show events up to this many seconds")
+    parser.add_argument("--requests", type=int, default=4, help="first requests shown per worker")
+    args = parser.parse_args()
+    logs = read(args.directory)
+    for pid, rows in sorted(logs.items(), key=lambda kv: min((r[1] for r in kv[1]), default=0)):
+        name = role(rows)
+        if name == "compile pool" and pid != min(p for p, r in logs.items() if role(r) == name):
+            continue  # one compile worker shown: the others start alike
+        events = []
+        shown = 0
+        for op, *stamps in rows:
+            rel = [s - args.t0 for s in stamps]
+            if rel[0] > args.until:
+                break
+            if op in ("start", "warm"):
+                events.append(f"{op} {rel[0]:.2f}->{rel[1]:.2f}")
+            elif shown < args.requests:
+                events.append(f"{op} {rel[0]:.2f}->{rel[1]:.2f}")
+                shown += 1
+        print(f"{name:>14} {pid:>7}: " + "; ".join(events))
+    for path in sorted(args.directory.glob("pipe-cli-*.log")):
+        marks = [line.split()[:-2] + [float(line.split()[-2])] for line in path.read_text().splitlines()]
+        print("CLI: " + "; ".join(f"{' '.join(m[:-1])} {m[-1] - args.t0:.2f}" for m in marks if m[-1] - args.t0 <= args.until))
+    callers = sorted(args.directory.glob("pipe-caller-*.log"))
+    firsts: dict = {}
+    for path in callers:
+        for line in path.read_text().splitlines():
+            op, *stamps = line.split()
+            firsts.setdefault(op, float(stamps[0]) - args.t0)
+    print("first sent by the CLI: " + "; ".join(f"{op} {t:.2f}" for op, t in sorted(firsts.items(), key=lambda x: x[1])))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""Diagnostic time stamps (KT_PROFILE_DIR, benchmarks/experiments/startup_timeline.py and wall_profile.py):
+what a run's processes did when, each in its own file there. Nothing is written without the variable."""
+
+from __future__ import annotations
+
+import os
+import time
+
+
+def log_timing(side: str, op: str, *stamps: float) -> None:
+    """One line `op stamp...` in DIR/pipe-SIDE-PID.log: for a request, when it was sent, received,
+    answered and its answer received, on both sides of the pipe; when a worker was forked and ready
+    ("start"), and when it readied its launch watch ("warm")."""
+    where = os.environ.get("KT_PROFILE_DIR")
+    if where:
+        with open(os.path.join(where, f"pipe-{side}-{os.getpid()}.log"), "a") as log:
+            log.write(" ".join([op, *(f"{t:.6f}" for t in stamps)]) + "\n")
+
+
+def mark(event: str) -> None:
+    """A stamp of the CLI's own progress through a run (the tune's start, devices detected, storage
+    opened, a study ready...), beside the pipes'."""
+    if os.environ.get("KT_PROFILE_DIR"):
+        now = time.time()
+        log_timing("cli", event, now, now)
