@@ -48,13 +48,14 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     try:
         detection = InBackground(detect_devices_apart)  # a thread waiting for the worker's answer
         import_ahead()
-        plans = plan_targets(recipe, requested_targets, detection.result())
+        devices = detection.result()
+        plans = plan_targets(recipe, requested_targets, devices)
         mark("devices detected")
         check_recipe_space(recipe, plans)  # before any file is written
         if workers > 1:
             source = kernel_source(recipe, plans, out_dir)  # built once: workers share it (an llm loop runs once)
             studies, tally, results = _tune_in_workers(workers, recipe, requested_targets, plans, storage_url,
-                                                       progress, source, early)
+                                                       progress, source, early, devices)
     except BaseException:
         if prepared is not None:
             prepared.close()
@@ -97,7 +98,7 @@ def _unsolved(results: list[dict], tally) -> list[str]:
 
 
 def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: list, storage_url: str, progress,
-                     source, early=None):
+                     source, early=None, devices=None):
     """The studies in `workers` processes (kt_cli.search.scale); the first pairs each winner with its
     reference on its own device workers as its study ends there. A study that other workers' trials
     changed after that is paired again here. Returns (studies, tally, results)."""
@@ -109,7 +110,7 @@ def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: lis
     tally = scale.run_workers(workers, run_studies, dict(recipe=recipe, requested_targets=requested_targets,
                                                          storage_url=storage_url, shared=True, source=source,
                                                          processes_on_host=workers),
-                              poll, first_only={"finish": finish}, early=early)
+                              poll, first_only={"finish": finish}, early=early, devices=devices)
     studies = [(plan, shape, scale.load_study(name, storage_url)) for plan, shape, name in names]
     collected = artifact.collect(studies, recipe.search.shortlist)
     paired = tally.results or [None] * len(collected)

@@ -36,10 +36,10 @@ def worker_count(text: str) -> int:
     return count
 
 
-def worker_envs(count: int) -> list[dict]:
-    """The environment of each worker: with GPUs present, each sees only its own (the vendor plugin
-    names the variable); in static mode the workers share the CPU."""
-    found = plugins.devices()
+def worker_envs(count: int, found: list | None = None) -> list[dict]:
+    """The environment of each worker: with GPUs present (`found`, when detected already), each sees
+    only its own (the vendor plugin names the variable); in static mode the workers share the CPU."""
+    found = plugins.devices() if found is None else found
     if not found:
         return [{} for _ in range(count)]
     if count > len(found):
@@ -107,6 +107,10 @@ def _child(conn, parent_pid: int) -> None:
     start_fork_server_in_background()  # this process's own (its workers get their environment at their start)
     import torch  # noqa: F401  (what detecting its device will need; importing it initialises no device)
 
+    from kt_cli.search.storage import import_ahead
+
+    import_ahead()  # what its studies' storage needs, before the job comes
+
     env, run, job = conn.recv()
     os.environ.update(env)  # before anything initialises a GPU runtime
     try:
@@ -117,14 +121,15 @@ def _child(conn, parent_pid: int) -> None:
 
 
 def run_workers(count: int, run, job: dict, progress=None, first_only: dict | None = None,
-                early: EarlyWorkers | None = None):
+                early: EarlyWorkers | None = None, devices: list | None = None):
     """Run `run(**job)` (kt_cli.search.studies.run_studies; a module-level function, so it pickles by
     name) in `count` processes (`early`'s, when started ahead) and wait for them; the first gets
     `first_only`'s arguments too (what one process does once the studies are done). Returns their
-    tallies summed; raises the first worker's error when none finished."""
+    tallies summed; raises the first worker's error when none finished. `devices`: those present, when
+    detected already (detected here again, this process imported torch: 3.7 s on an H100 host)."""
     import multiprocessing.connection
 
-    envs = worker_envs(count)
+    envs = worker_envs(count, devices)
     workers = (early or EarlyWorkers(count)).started
     outcomes = {}
     try:
