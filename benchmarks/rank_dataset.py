@@ -5,6 +5,7 @@ point today (cross-compiled for the device's target: resources, programs, launch
     python benchmarks/rank_dataset.py --out benchmarks/results/rank_dataset.jsonl [--jobs 2]
     python benchmarks/rank_dataset.py --runs bench_finalize_h100_s8.json --out FRESH.jsonl  # one run alone
     python benchmarks/rank_dataset.py --refresh FRESH.jsonl  # the same points, today's features
+    python benchmarks/rank_dataset.py --refresh FRESH.jsonl --mma-only  # only the points with MMAs
 
 The measured times are what the GPU said; the features come from compiling today's kernel source, so a
 point the current source no longer accepts is left out (and counted). benchmarks/rank.py holds the
@@ -106,15 +107,20 @@ def main() -> None:
                         help="which files of benchmarks/results/ (a glob; a fresh run alone: its file name)")
     parser.add_argument("--refresh", help="a dataset file: recompute the features of its points in place "
                                            "(after the features kt reads changed)")
+    parser.add_argument("--mma-only", action="store_true",
+                        help="with --refresh: only the points whose stored features show MMAs (the rest as stored)")
     args = parser.parse_args()
     if args.refresh:
         args.out = args.refresh
-        records = [{k: v for k, v in json.loads(line).items() if k not in ("features", "kernel", "skipped")}
-                   for line in Path(args.refresh).read_text().splitlines()]
+        stored = [json.loads(line) for line in Path(args.refresh).read_text().splitlines()]
+        again = [not args.mma_only or bool(r.get("features", {}).get("instructions", {}).get("mma")) for r in stored]
+        records = [{k: v for k, v in r.items() if k not in ("features", "kernel", "skipped")}
+                   for r, redo in zip(stored, again) if redo]
     else:
-        records = measured_trials(args.runs)
+        stored, again, records = [], [], measured_trials(args.runs)
     with ProcessPoolExecutor(args.jobs) as pool:
-        rows = list(pool.map(features, records, chunksize=4))
+        fresh = iter(pool.map(features, records, chunksize=4))
+    rows = [next(fresh) if redo else r for r, redo in zip(stored, again)] if args.refresh else list(fresh)
     Path(args.out).write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     skipped = sum("skipped" in r for r in rows)
     print(f"wrote {args.out}: {len(rows) - skipped} points with features, {skipped} left out")

@@ -214,3 +214,26 @@ class LoadPhases:
         if self.phase > self.mix.get("load_bytes_largest_phase", 0):
             self.mix["load_bytes_largest_phase"] = self.phase
         self.phase = 0
+
+
+def innermost_mma_loop(code: list) -> dict:
+    """The loop a kernel's MMAs run in, from its instructions in program order, each `(position, mma
+    FLOPs, branch target)`: FLOPs that one issue of the instruction does (per warpgroup or wave, as the
+    vendor counts them; 0 for anything else) and, for a branch, the position it goes to (else None).
+    The loop is the smallest span from a backward branch's target to the branch that holds an MMA: one
+    pass of a kernel's main loop. Returns its `loop_instructions` (every instruction of one pass),
+    `loop_mmas` and `loop_mma_flops` (one pass's MMA instructions and their FLOPs), or {} when no loop
+    holds an MMA (the cost model's MMA issue term, kt_cli.evaluate.estimate, then leaves the math term
+    as it is)."""
+    best: tuple | None = None
+    for end, (position, _, target) in enumerate(code):
+        if target is None or target >= position:
+            continue
+        start = next(i for i, item in enumerate(code) if item[0] >= target)
+        body = code[start:end + 1]
+        mmas = [flops for _, flops, _ in body if flops]
+        if mmas and (best is None or len(body) < best[0]):
+            best = (len(body), len(mmas), sum(mmas))
+    if best is None:
+        return {}
+    return {"loop_instructions": best[0], "loop_mmas": best[1], "loop_mma_flops": float(best[2])}

@@ -12,7 +12,7 @@ from kt_cli import calibration, plugins
 from kt_cli.evaluate.estimate import Work, bytes_in_flight, estimate_seconds
 from kt_cli.evaluate.evaluator import PRUNE_RATIO
 from kt_cli.types import Resources
-from kt_cli.vendor import LoadPhases
+from kt_cli.vendor import LoadPhases, innermost_mma_loop
 from tests.helpers import SCALED_ADD, dsl_recipe, kt
 from tests.test_library_mem import compile_for
 
@@ -57,6 +57,32 @@ def test_warpgroup_mma_beats_warp_mma_and_both_beat_the_vector_units():
     times = {kind: seconds(gemm, res, programs=4096, mix={"async_copy": 8, **mix})
              for kind, mix in (("warpgroup", {"mma": 4, "mma_warpgroup": 4}), ("warp", {"mma": 64}), ("none", {}))}
     assert times["warpgroup"] < times["warp"] < times["none"]
+
+
+def test_a_lone_warpgroup_between_its_mma_passes_leaves_the_tensor_cores_idle():
+    # one pass of the main loop: 4 MMAs of 64x256x16 (2 MFLOP), 50 other instructions; on one warpgroup
+    # a unit the pass's other instructions run between its MMAs, on two another group's MMAs fill them
+    gemm = Work(flops=2 * 4096**3, unique_bytes=3 * 4096**2 * 2, requested_bytes=3 * 4096**2 * 2)
+    loop = {"mma": 4, "mma_warpgroup": 4, "tma": 4, "loop_instructions": 54, "loop_mmas": 4,
+            "loop_mma_flops": 4 * 2 * 64 * 256 * 16, "mma_group_warps": 4}
+    one = seconds(gemm, resources(threads=128, per_unit=1, shared=200 * 1024), programs=132, mix=loop)
+    two = seconds(gemm, resources(threads=256, per_unit=1, shared=200 * 1024), programs=132, mix=loop)
+    unread = seconds(gemm, resources(threads=128, per_unit=1, shared=200 * 1024), programs=132,
+                     mix={k: v for k, v in loop.items() if not k.startswith(("loop_", "mma_group"))})
+    assert one > 1.2 * two
+    assert two == pytest.approx(unread)  # no loop read from the code: the math term as it was
+    # a pass with ten times the MMAs hides the same instructions behind them
+    long = {**loop, "loop_mma_flops": 10 * loop["loop_mma_flops"], "loop_mmas": 40, "loop_instructions": 90}
+    assert seconds(gemm, resources(threads=128, per_unit=1, shared=200 * 1024), programs=132, mix=long) < one
+
+
+def test_the_loop_of_the_mmas_is_the_smallest_backward_branch_holding_one():
+    # (position, MMA FLOPs, branch target): an outer loop 0..9 around an MMA loop 2..6, and a later loop
+    # with no MMA (a polling wait) that is smaller still
+    code = [(0, 0, None), (1, 0, None), (2, 5, None), (3, 5, None), (4, 0, None), (5, 0, None), (6, 0, 2),
+            (7, 0, None), (8, 0, None), (9, 0, 0), (10, 0, None), (11, 0, 10)]
+    assert innermost_mma_loop(code) == {"loop_instructions": 5, "loop_mmas": 2, "loop_mma_flops": 10.0}
+    assert innermost_mma_loop([(0, 5, None), (1, 0, None), (2, 0, 1)]) == {}  # no loop holds the MMA
 
 
 def test_a_persistent_grid_walking_the_same_tiles_is_estimated_like_one_program_per_tile():
@@ -127,10 +153,17 @@ def test_compiled_kernels_report_their_loads_and_mma_kind():
     hopper = compile_for("matmul", "nvidia:sm_90", square, dtype, tile)["instructions"]
     ampere = compile_for("matmul", "nvidia:sm_80", square, dtype, tile)["instructions"]
     assert hopper["mma_warpgroup"] > 0 and hopper["global_load_bytes"] > 0
+    # its main loop, read from the SASS: each of the two warpgroups issues 64x128x16 HGMMAs over the 64
+    # deep K slice of a pass (4 of them: 1 MFLOP a warpgroup a pass), beside the pass's other work
+    assert hopper["loop_mma_flops"] == 4 * 2 * 64 * 128 * 16 and hopper["loop_mmas"] == 4
+    assert hopper["loop_instructions"] > 4 * hopper["loop_mmas"] and hopper["mma_group_warps"] == 4
     assert ampere["mma"] > 0 and "mma_warpgroup" not in ampere
     for arch in ("gfx942", "gfx950"):  # MFMA and buffer/global loads from the AMDGCN Triton produced
         cdna = compile_for("matmul", f"amd:{arch}", square, dtype, tile)["instructions"]
         assert cdna["mma"] > 0 and cdna["global_load_bytes"] > 0 and "mma_warpgroup" not in cdna, arch
+        # its main loop: 8 waves share the 128x128x64 tile of a pass, a group is a wave on each SIMD
+        assert cdna["loop_mmas"] > 0 and cdna["mma_group_warps"] == 4, arch
+        assert cdna["loop_mma_flops"] % (2 * 128 * 128 * 64 // 8 * 4) == 0, (arch, cdna["loop_mma_flops"])
 
 
 def test_a_calibration_is_laid_over_its_target_and_a_broken_one_is_ignored(tmp_path, monkeypatch):

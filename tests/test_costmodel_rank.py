@@ -16,8 +16,8 @@ from tests.conftest import ROOT
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import rank  # noqa: E402
 
-FLOORS = {"rho_median": 0.56, "rho_worst": 0.05, "winner_within_10pct": 0.66, "top8_recall": 0.85,
-          "error_median": 0.2, "ties": 320}
+FLOORS = {"rho_median": 0.58, "rho_worst": 0.3, "winner_within_10pct": 0.72, "top8_recall": 0.9,
+          "error_median": 0.15, "ties": 275}
 # The model this replaced (a roofline x occupancy x waves), on the same data: rho median 0.11 (H200) and
 # 0.31 (H100), winner within 10% on 36% and 8% of problems, top-8 recall 0.86 and 0.69, error 30% and
 # 59%, 598 and 1230 ties.
@@ -30,20 +30,22 @@ FLOORS = {"rho_median": 0.56, "rho_worst": 0.05, "winner_within_10pct": 0.66, "t
 RESULTS = ROOT / "benchmarks" / "results"
 FRESH = {
     "s9": (RESULTS / "rank_fresh_h100_s9.jsonl", RESULTS / "calibrate_h100_s9.json", 12,
-           {"rho_median": 0.85, "rho_worst": -0.25, "winner_within_10pct": 0.8, "top8_recall": 1.0,
-            "error_median": 0.28, "ties": 42}),
+           {"rho_median": 0.87, "rho_worst": -0.25, "winner_within_10pct": 0.9, "top8_recall": 1.0,
+            "error_median": 0.2, "ties": 34}),
     "s8": (RESULTS / "rank_fresh_h100_s8.jsonl", RESULTS / "calibrate_h100_s8.json", 8,
-           {"rho_median": 0.74, "rho_worst": 0.38, "winner_within_10pct": 0.74, "top8_recall": 1.0,
-            "error_median": 0.25, "ties": 34}),
+           {"rho_median": 0.8, "rho_worst": 0.65, "winner_within_10pct": 0.74, "top8_recall": 1.0,
+            "error_median": 0.17, "ties": 28}),
     # three measured matmul searches on an H200 (2026-11-26, results/s14/final), not calibrated: the
     # model misses most targets there (docs/costmodel.md), these floors only keep it from getting worse
     "s14": (RESULTS / "rank_fresh_h200_s14.jsonl", None, 3,
-            {"rho_median": 0.5, "rho_worst": 0.48, "winner_within_10pct": 0.0, "top8_recall": 0.66,
-             "error_median": 0.12, "ties": 390}),
-    # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated
+            {"rho_median": 0.58, "rho_worst": 0.5, "winner_within_10pct": 0.33, "top8_recall": 0.66,
+             "error_median": 0.12, "ties": 345}),
+    # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
+    # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
+    # 4096^3 and 8192^3 down) while it raised every other run's (docs/costmodel.md)
     "s15": (RESULTS / "rank_fresh_h100_s15.jsonl", None, 3,
-            {"rho_median": 0.52, "rho_worst": 0.45, "winner_within_10pct": 0.0, "top8_recall": 0.66,
-             "error_median": 0.14, "ties": 1400}),
+            {"rho_median": 0.48, "rho_worst": 0.45, "winner_within_10pct": 0.0, "top8_recall": 0.66,
+             "error_median": 0.14, "ties": 1050}),
 }
 
 

@@ -8,7 +8,7 @@ import re
 from kt_cli.hookspecs import hookimpl
 from kt_cli.peaks import peaks_for_name, peaks_of
 from kt_cli.types import Device, Resources, TargetSpec
-from kt_cli.vendor import LoadPhases, Vendor
+from kt_cli.vendor import LoadPhases, Vendor, innermost_mma_loop
 from vendor_nvidia.runtime import TORCH_DEVICE_CONTROL  # ROCm torch serves HIP through torch.cuda
 from vendor_amd import knobs
 from vendor_amd.knobs import LAUNCH_OPTIONS
@@ -81,7 +81,9 @@ GCN_CLASSES = (("v_mfma", "mma"), ("v_smfmac", "mma"), ("buffer_load", "global_l
                ("v_rsq", "special"), ("v_sqrt", "special"))
 # Cross-lane exchanges a reduction across the lanes of a wave is made of (besides DPP-modified ALU ops)
 _GCN_CROSS_LANE = ("ds_swizzle", "ds_bpermute", "ds_permute", "v_permlane", "v_readlane")
-_GCN_OP = re.compile(r"^\s+([sv]_\w+|buffer_\w+|global_\w+|ds_\w+|flat_\w+)", re.M)
+_GCN_LINE = re.compile(r"^(?:([.\w]+):|\s+([sv]_\w+|buffer_\w+|global_\w+|ds_\w+|flat_\w+)[ \t]*([^\n;]*))", re.M)
+_MFMA_SHAPE = re.compile(r"_(\d+)x(\d+)x(\d+)")  # a wave's m x n x k: v_mfma_f32_32x32x8_bf16
+SIMDS_PER_UNIT = 4  # a CU's four SIMDs, each with its matrix core, kept busy by one wave each
 
 
 _GCN_LOAD_WIDTH = (("dwordx4", 16), ("b128", 16), ("dwordx3", 12), ("b96", 12), ("dwordx2", 8), ("b64", 8),
@@ -92,11 +94,17 @@ def gcn_mix(asm: str) -> dict:
     """Instruction classes counted in the AMDGCN assembly Triton produced (static counts), and
     `global_load_bytes`: the bytes per lane its static global/buffer loads ask for, and the most of
     them between two reductions across waves (kt_cli.vendor.LoadPhases: an s_barrier after
-    cross-lane DPP, swizzle or permute instructions)."""
+    cross-lane DPP, swizzle or permute instructions); and the innermost loop holding MFMAs
+    (kt_cli.vendor.innermost_mma_loop: one pass's instructions and its MFMAs' FLOPs, 2 m n k each from
+    the mnemonic's shape; a label's position is its next instruction's)."""
     mix = {"total": 0}
     phases = LoadPhases(mix)
-    for m in _GCN_OP.finditer(asm):
-        op = m.group(1)
+    labels, code = {}, []  # label -> position; (position, MFMA FLOPs, branch label)
+    for m in _GCN_LINE.finditer(asm):
+        if m.group(1):
+            labels[m.group(1)] = mix["total"]
+            continue
+        op, operands = m.group(2), m.group(3)
         mix["total"] += 1
         kind = next((k for prefix, k in GCN_CLASSES if op.startswith(prefix)), None)
         if kind:
@@ -107,7 +115,16 @@ def gcn_mix(asm: str) -> dict:
             phases.barrier()
         elif kind == "global_load":
             phases.load(next((n for suffix, n in _GCN_LOAD_WIDTH if op.endswith(suffix)), 4))
+        shape = _MFMA_SHAPE.search(op) if kind == "mma" else None
+        flops = 2 * int(shape.group(1)) * int(shape.group(2)) * int(shape.group(3)) if shape else 0
+        branch = operands.split()[0] if op.startswith(("s_cbranch", "s_branch")) and operands.split() else None
+        code.append((mix["total"] - 1, flops, branch))
     phases.close()
+    code = [(position, flops, labels.get(branch) if branch else None) for position, flops, branch in code]
+    mix.update(innermost_mma_loop(code))
+    if "loop_mma_flops" in mix:  # a group is a wave on each SIMD: a lone wave a SIMD idles its matrix core
+        mix["mma_group_warps"] = SIMDS_PER_UNIT  # between passes; the group's pass does the FLOPs of all four
+        mix["loop_mma_flops"] *= SIMDS_PER_UNIT
     return mix if mix["total"] else {}
 
 

@@ -11,7 +11,7 @@ import tempfile
 from kt_cli.hookspecs import hookimpl
 from kt_cli.peaks import peaks_for_name, peaks_of
 from kt_cli.types import Device, Resources, TargetSpec
-from kt_cli.vendor import LoadPhases, Vendor
+from kt_cli.vendor import LoadPhases, Vendor, innermost_mma_loop
 from vendor_nvidia.runtime import TORCH_DEVICE_CONTROL
 from vendor_nvidia.occupancy import blocks_per_sm
 from vendor_nvidia.peaks import ARCHS, DEVICES, MODEL
@@ -69,7 +69,9 @@ WARPGROUP_MMA = {"HGMMA", "QGMMA", "IGMMA", "UTCHMMA", "UTCQMMA"}
 GLOBAL_LOADS = {"LDG", "LDGSTS"}
 _LOAD_WIDTH = re.compile(r"\.(128|64|U16|S16|U8|S8)\b")
 _WIDTH_BYTES = {"128": 16, "64": 8, "U16": 2, "S16": 2, "U8": 1, "S8": 1}
-_SASS_OP = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]+)((?:\.[A-Z0-9_]+)*)")
+_SASS_OP = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]+)((?:\.[A-Z0-9_]+)*)([^;]*)")
+_MMA_SHAPE = re.compile(r"\.(\d+)x(\d+)x(\d+)")  # a warpgroup MMA's m x n x k: HGMMA.64x256x16.F32.BF16
+_BRANCH_TARGET = re.compile(r"0x([0-9a-f]+)")
 
 
 def _cuobjdump(cubin: bytes, flag: str) -> str:
@@ -89,17 +91,23 @@ def sass_mix(cubin: bytes) -> dict:
     """Instruction classes counted in the SASS `cuobjdump -sass` prints (static counts), the MMAs
     issued per warpgroup (`mma_warpgroup`), and `global_load_bytes`: the bytes per thread the static
     global loads ask for (LDG/LDGSTS width modifiers; 4 bytes without one), and the most of them
-    between two reductions across warps (kt_cli.vendor.LoadPhases: a BAR after SHFLs)."""
+    between two reductions across warps (kt_cli.vendor.LoadPhases: a BAR after SHFLs); and the
+    innermost loop holding warpgroup MMAs (kt_cli.vendor.innermost_mma_loop: one pass's instructions
+    and the FLOPs of its MMAs, 2 m n k each from the opcode's shape)."""
     mix = {"total": 0}
     phases = LoadPhases(mix)
+    code = []
     for m in _SASS_OP.finditer(_cuobjdump(cubin, "-sass")):
         mix["total"] += 1
-        op, modifiers = m.group(1), m.group(2)
+        address, op, modifiers, operands = int(m.group(1), 16), m.group(2), m.group(3), m.group(4)
         kind = SASS_CLASSES.get(op)
         if kind:
             mix[kind] = mix.get(kind, 0) + 1
+        flops = 0
         if op in WARPGROUP_MMA:
             mix["mma_warpgroup"] = mix.get("mma_warpgroup", 0) + 1
+            shape = _MMA_SHAPE.search(modifiers + operands)  # (the shape ends the modifiers: ".64" then "x256x16")
+            flops = 2 * int(shape.group(1)) * int(shape.group(2)) * int(shape.group(3)) if shape else 0
         if op == "SHFL":
             phases.cross_lane()
         elif op == "BAR":
@@ -107,7 +115,12 @@ def sass_mix(cubin: bytes) -> dict:
         elif op in GLOBAL_LOADS:
             width = _LOAD_WIDTH.search(modifiers)
             phases.load(_WIDTH_BYTES[width.group(1)] if width else 4)
+        target = _BRANCH_TARGET.search(operands) if op == "BRA" else None
+        code.append((address, flops, int(target.group(1), 16) if target else None))
     phases.close()
+    mix.update(innermost_mma_loop(code))
+    if "loop_mma_flops" in mix:
+        mix["mma_group_warps"] = 4  # a warpgroup issues each HGMMA/QGMMA
     return mix if mix["total"] else {}
 
 

@@ -12,7 +12,8 @@ Each program's share of the work is served by four resources:
   resident programs' working set fits in it;
 - math: the FLOPs at the unit's share of the dtype's peak, times the fraction of it the compiled
   instructions reach (warpgroup MMA, warp MMA, no MMA at all: FMA on the CUDA cores/SIMDs), and only
-  when enough warps are resident to feed every scheduler;
+  when enough warps are resident to feed every scheduler; longer where too few groups of warps take
+  turns issuing the main loop's MMAs to hide the loop's other instructions (mma_issue_factor);
 - issue: the program's instructions, as many times as it runs through its static loads, over the
   unit's schedulers at the clock;
 - grid syncs: a kernel whose programs wait for each other across the grid (a per-step barrier of a
@@ -38,7 +39,11 @@ LAUNCH_OVERHEAD_S = 3e-6
 # Defaults where a target's table lacks a figure (a third-party vendor): a generic recent GPU.
 DEFAULTS = {"dram_latency_s": 800e-9, "l2_latency_s": 300e-9, "l2_bytes_per_s_per_dram": 3.0,
             "mma_fraction_warpgroup": 1.0, "mma_fraction_warp": 1.0, "schedulers_per_unit": 4,
-            "dram_attainable": 0.9, "math_attainable": 0.75, "clock_hz": 1.5e9}
+            "dram_attainable": 0.9, "math_attainable": 0.75, "clock_hz": 1.5e9,
+            # cycles between two dependent integer/FP32 instructions of one warp: 4 on Volta and Turing
+            # (Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", 2018, and
+            # the Turing sequel, 2019); the chain a lone warpgroup runs between two passes of its MMAs
+            "dependent_issue_cycles": 4}
 # Terms overlap imperfectly: the time is their OVERLAP-norm (a large value: the slowest term alone).
 OVERLAP = 8.0
 GRID_SYNC_L2_TRIPS = 3  # L2 round trips on the critical path of one grid-wide barrier (module docstring)
@@ -87,6 +92,24 @@ def mma_fraction(mix: dict, properties: dict) -> float | None:
     if mix.get("mma"):
         return _prop(properties, "mma_fraction_warp")
     return None
+
+
+def mma_issue_factor(mix: dict, warps_per_unit: int, unit_rate: float, clock: float, properties: dict) -> float:
+    """How much longer a unit's MMAs take than its rate says when too few groups of warps take turns
+    issuing them. A group (`mma_group_warps`: an NVIDIA warpgroup, whose MMAs use the whole SM's tensor
+    cores; on AMD a wave on each of the CU's SIMDs) issues one pass of its main loop's MMAs
+    (`loop_mma_flops`, the group's, vendor.innermost_mma_loop) at the unit's rate, then runs the pass's
+    other instructions, barrier waits, addresses and the hand-off of the next stage, one dependent
+    instruction after another, before it issues the next pass; another group's MMAs fill that gap, a
+    lone group's do not. With G groups on a unit: max(1, (1 + other / mma) / G). 1 where the compiled
+    code shows no such loop."""
+    flops, instructions, group = mix.get("loop_mma_flops"), mix.get("loop_instructions"), mix.get("mma_group_warps")
+    if not (flops and instructions and group):
+        return 1.0
+    mma_s = flops / unit_rate
+    other_s = (instructions - mix.get("loop_mmas", 0)) * _prop(properties, "dependent_issue_cycles") / clock
+    groups = max(1, warps_per_unit // group)
+    return max(1.0, (1.0 + other_s / mma_s) / groups)
 
 
 def dram_traffic(work: Work, resources, properties: dict, programs: int, active: int, resident: int) -> float:
@@ -142,7 +165,9 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     requested = max(work.requested_bytes, work.unique_bytes)
     dram_s = per_unit * max((dram_bytes - written) / dram_rate, dram_bytes / (dram_bw / active)) / programs
     l2_s = per_unit * max((requested - written) / l2_rate, requested / (l2_bw / active)) / programs
-    math_s = per_unit * work.flops / programs / math_rate
+    issue_factor = mma_issue_factor(mix, resident * max(1, int(warps)), peak * _prop(properties, "math_attainable") / units,
+                                    clock, properties)
+    math_s = per_unit * work.flops / programs / math_rate * issue_factor
     sync_s = work.grid_syncs * (GRID_SYNC_L2_TRIPS * _prop(properties, "l2_latency_s") + own)
     terms = {"dram_s": dram_s, "l2_s": l2_s, "math_s": math_s, "issue_s": issue_s, "sync_s": sync_s}
     bound = max(terms, key=terms.get)
@@ -155,6 +180,7 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
         "resident": resident,
         "bytes_in_flight_per_unit": in_flight,
         "mma_fraction": fraction,
+        "mma_issue_factor": issue_factor,
         "wave_efficiency": programs / (per_unit * units),
     }
 
