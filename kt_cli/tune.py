@@ -18,7 +18,7 @@ from kt_cli.recipe.parse import Recipe
 from kt_cli.search import scale
 from kt_cli.search.plan import default_storage, make_storage_dir, plan_targets, study_name
 from kt_cli.search.storage import import_ahead
-from kt_cli.search.studies import InBackground, Preparation, check_recipe_space, run_studies
+from kt_cli.search.studies import Preparation, check_recipe_space, run_studies
 from kt_cli.stamps import mark
 from kt_cli.types import shape_key
 
@@ -46,9 +46,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         prepared = Preparation(recipe, kernel_source(recipe, [], out_dir))
     early = scale.EarlyWorkers(workers) if workers > 1 else None  # they start while the devices are detected
     try:
-        detection = InBackground(detect_devices_apart)  # a thread waiting for the worker's answer
-        import_ahead()
-        devices = detection.result()
+        devices = detect_devices_apart(meanwhile=import_ahead)
         plans = plan_targets(recipe, requested_targets, devices)
         mark("devices detected")
         check_recipe_space(recipe, plans)  # before any file is written

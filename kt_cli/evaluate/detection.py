@@ -8,20 +8,32 @@ A whole `kt tune` then never imports torch in kt's process."""
 
 from __future__ import annotations
 
+import threading
+
 from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.evaluate.pool import STARTUP_TIMEOUT, WorkerPool
 
 
-def detect_devices_apart() -> list:
-    """Every vendor's devices present now (kt_cli.plugins.devices), as a fresh worker finds them. A
-    worker that cannot say (it crashed, a vendor's detection raised there) leaves it to this process,
-    where the same detection raises its own error or finds what it finds."""
+def detect_devices_apart(meanwhile=lambda: None) -> list:
+    """Every vendor's devices present now (kt_cli.plugins.devices), as a fresh worker finds them, while
+    this process runs `meanwhile()`. A worker that cannot say (it crashed, a vendor's detection raised
+    there) leaves it to this process, where the same detection raises its own error or finds what it
+    finds."""
     from kt_cli import plugins
 
-    pool = WorkerPool(1, {})
+    pool, found = WorkerPool(1, {}), {}
+
+    def ask() -> None:
+        try:
+            found["devices"] = pool.call("detect_devices", {}, STARTUP_TIMEOUT)
+        except WorkerFailure:
+            pass
+
+    asking = threading.Thread(target=ask, daemon=True)
+    asking.start()
     try:
-        return pool.call("detect_devices", {}, STARTUP_TIMEOUT)
-    except WorkerFailure:
-        return plugins.devices()
+        meanwhile()
     finally:
+        asking.join()
         pool.stop()
+    return found["devices"] if "devices" in found else plugins.devices()

@@ -57,7 +57,8 @@ class IsolatedVerifier:
         The first candidate of a run paid 1.5-2 s of this on the H100 hosts while the device waited. A
         failure here is left to that candidate, whose own requests say what is wrong."""
         with contextlib.suppress(WorkerFailure):
-            worker.call("ready_device", {"source": source, "target": self.target}, self.timeout)
+            worker.call("ready_device", {"source": source, "target": self.target}, self.timeout,
+                        restart_on=RESTART_ON)  # (a module that patches torch leaves no worker it patched)
         with contextlib.suppress(WorkerFailure):
             self._judge("ready_judge", source=source, runs=verification_runs(shapes), dtype=dtype, seed=seed)
 

@@ -63,10 +63,11 @@ def _kernel(source) -> Kernel:
     key = (source.path, source.sha256())
     if key not in _kernels:
         try:
-            _kernels[key] = Kernel.load(source)
+            kernel = Kernel.load(source)
         except KernelModuleError as exc:
             raise WorkerFailure("bad_input", str(exc)) from None
-        check_pristine(f"importing {source.path}")
+        check_pristine(f"importing {source.path}")  # (kept only once it passed: a rejected import stays rejected)
+        _kernels[key] = kernel
     return _kernels[key]
 
 

@@ -199,9 +199,7 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     started = time.perf_counter()
     try:
         evaluator.start_workers(plans)  # while the interpreter worker inspects the module
-        mark("workers started")
         module_info = prepared.module_info()
-        mark("module inspected")
         problems = problem_plans(recipe, plans, evaluator, module_info)
         evaluator.ready_devices([(problem.target, problem.shape) for problem in problems])
         mark("knobs probed")
@@ -210,9 +208,7 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         mark("storage opened")
         source_hash = source.sha256()
         studies = []
-        for problem in problems:  # for the ETA: every study's budget and what earlier runs did of it
-            tally.expect(problem.key, Budget(recipe.search.trials, problem.valid_points).limit, problem.target.mode,
-                         earlier_results(store, problem.study_name(source_hash)))
+        _expect(tally, problems, store, recipe.search.trials, source_hash)
         slots = threading.Semaphore(evaluator.in_flight)
         runs = [StudyRun(problem.study_name(source_hash), store, problem, budget=recipe.search.trials,
                          sampler=recipe.search.sampler,
@@ -221,7 +217,6 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
                          worker=whoami(problem.target), known_good=tuple(module_info.get("seeds", ())), slots=slots)
                 for problem in problems]
         finished: dict = {}
-        mark("studies planned")
 
         def study_done(index: int, study) -> None:
             if finish is not None:
@@ -239,6 +234,13 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         tally.device_busy_seconds = evaluator.device_busy_seconds
         evaluator.close()
     return source, plans, studies, tally
+
+
+def _expect(tally: Tally, problems: list, store, trials: int, source_hash: str) -> None:
+    """For the ETA: every study's budget, and what earlier runs did of it."""
+    for problem in problems:
+        tally.expect(problem.key, Budget(trials, problem.valid_points).limit, problem.target.mode,
+                     earlier_results(store, problem.study_name(source_hash)))
 
 
 def wait_for_running_trials(study, storage, seconds: float) -> None:
