@@ -40,6 +40,11 @@ FRESH = {
     "s14": (RESULTS / "rank_fresh_h200_s14.jsonl", None, 3,
             {"rho_median": 0.58, "rho_worst": 0.5, "winner_within_10pct": 0.33, "top8_recall": 0.66,
              "error_median": 0.12, "ties": 345}),
+    # random points of matmul, attention and lstm on an H100 (2026-11-26, seventh session), calibrated
+    # in the same call, measured after the MMA issue factor was built: never developed or fitted on
+    "s18": (RESULTS / "rank_fresh_h100_s18.jsonl", RESULTS / "calibrate_h100_s18b.json", 9,
+            {"rho_median": 0.76, "rho_worst": 0.45, "winner_within_10pct": 0.55, "top8_recall": 1.0,
+             "error_median": 0.28, "ties": 36}),
     # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
     # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
     # 4096^3 and 8192^3 down) while it raised every other run's (docs/costmodel.md)
