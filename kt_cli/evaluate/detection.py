@@ -8,8 +8,7 @@ A whole `kt tune` then never imports torch in kt's process."""
 
 from __future__ import annotations
 
-import threading
-
+from kt_cli.background import InBackground
 from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.evaluate.pool import STARTUP_TIMEOUT, WorkerPool
 
@@ -21,19 +20,15 @@ def detect_devices_apart(meanwhile=lambda: None) -> list:
     finds."""
     from kt_cli import plugins
 
-    pool, found = WorkerPool(1, {}), {}
-
-    def ask() -> None:
-        try:
-            found["devices"] = pool.call("detect_devices", {}, STARTUP_TIMEOUT)
-        except WorkerFailure:
-            pass
-
-    asking = threading.Thread(target=ask, daemon=True)
-    asking.start()
+    pool = WorkerPool(1, {})
+    asking = InBackground(pool.call, "detect_devices", {}, STARTUP_TIMEOUT)
+    found = None
     try:
         meanwhile()
     finally:
-        asking.join()
+        try:  # the answer awaited before the pool stops: its pipe is not closed under the call
+            found = asking.result()
+        except WorkerFailure:
+            pass
         pool.stop()
-    return found["devices"] if "devices" in found else plugins.devices()
+    return plugins.devices() if found is None else found

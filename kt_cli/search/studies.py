@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kt_cli import plugins
+from kt_cli.background import InBackground
 from kt_cli.evaluate.evaluator import Evaluator
 from kt_cli.generate import kernel_source
 from kt_cli.recipe.parse import Recipe
@@ -19,9 +20,9 @@ from kt_cli.search.plan import (TargetPlan, build_space, check_kernel_knobs, mak
                                 space_key, study_name)
 from kt_cli.search.sampler import check_sampler_fits
 from kt_cli.search.scale import sampler_seed, whoami
-from kt_cli.stamps import mark
 from kt_cli.search.storage import earlier_results, open_storage
 from kt_cli.search.tally import Tally, study_key
+from kt_cli.stamps import mark
 from kt_cli.types import TrialResult
 
 
@@ -150,28 +151,6 @@ class Preparation:
             inspecting = self._inspecting
         if not inspecting:
             self.evaluator.close()
-
-
-class InBackground:
-    """`fn(*args)` running in a thread from now; result() waits for it and returns what it returned or
-    raises what it raised."""
-
-    def __init__(self, fn, *args):
-        self._outcome: dict = {}
-        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
-        self._thread.start()
-
-    def _run(self, fn, args) -> None:
-        try:
-            self._outcome["value"] = fn(*args)
-        except BaseException as exc:  # raised where the caller asks for the result
-            self._outcome["error"] = exc
-
-    def result(self):
-        self._thread.join()
-        if "error" in self._outcome:
-            raise self._outcome["error"]
-        return self._outcome["value"]
 
 
 def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url: str, shared: bool,
