@@ -1,12 +1,14 @@
-"""The Gluon variant of the library's bf16 GEMM (plugins/kt_templates/kernels/matmul.py,
-matmul_gluon_kernel: persistent, warp-specialized, sm_90) on the GPU here, against torch.matmul.
+"""The Gluon variant of the library's GEMM (plugins/kt_templates/kernels/matmul.py, matmul_gluon_kernel:
+persistent, warp-specialized, sm_90) on the GPU here, in bf16 against torch.matmul or in fp8 e4m3 (B
+K-major, C bf16) against torch._scaled_mm, with and without its fast accumulation.
 
-For M = N = K in 4096, 8192 and 1000 it runs a small grid of configurations, checks each against an
-fp32 reference (the largest element-wise error relative to |ref| + RMS(ref), and to RMS(ref)), times
-each and torch.matmul with triton.testing.do_bench (median; do_bench clears the L2 between calls) and
-prints the best configuration per shape with its ratio to torch.matmul.
+For M = N = K in the given sizes it runs a small grid of configurations, checks each against an fp32
+reference (the largest element-wise error relative to |ref| + RMS(ref), and to RMS(ref)), times each and
+the anchors with triton.testing.do_bench (median; do_bench clears the L2 between calls) and prints the
+best configuration per shape with its ratio to each anchor.
 
-    python benchmarks/gluon_gemm.py [--sizes 4096 8192 1000] [--json OUT] [--dry-run]
+    python benchmarks/gluon_gemm.py [--dtype bfloat16|float8_e4m3] [--sizes 4096 8192 1000] [--json OUT]
+                                    [--dry-run]
 
 --dry-run checks that the imports work (torch, Triton's Gluon, the kernel module) and exits 0; no GPU.
 """
@@ -20,13 +22,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL = ROOT / "plugins" / "kt_templates" / "kernels" / "matmul.py"
-# (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps = 4 x consumer warpgroups, GROUP_M)
-CONFIGS = [
-    (128, 256, 64, 3, 8, 8), (128, 256, 64, 3, 8, 1), (256, 128, 64, 3, 8, 8), (128, 128, 64, 4, 4, 8),
-    (128, 128, 64, 5, 8, 8), (128, 128, 128, 3, 8, 8), (128, 256, 32, 5, 8, 8), (128, 64, 64, 6, 4, 8),
-    (64, 128, 64, 6, 4, 8), (64, 256, 64, 4, 4, 8),
-]
-TOLERANCE = 2e-2  # bf16 output rounding (2^-8 relative) plus fp32 accumulation order over K
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps = 4 x consumer warpgroups, GROUP_M) per input dtype
+CONFIGS = {
+    "bfloat16": [
+        (128, 256, 64, 3, 8, 8), (128, 256, 64, 3, 8, 1), (256, 128, 64, 3, 8, 8), (128, 128, 64, 4, 4, 8),
+        (128, 128, 64, 5, 8, 8), (128, 128, 128, 3, 8, 8), (128, 256, 32, 5, 8, 8), (128, 64, 64, 6, 4, 8),
+        (64, 128, 64, 6, 4, 8), (64, 256, 64, 4, 4, 8),
+    ],
+    "float8_e4m3": [  # 128 fp8 elements are one 128-byte swizzled row, as 64 are in bf16
+        (128, 256, 128, 3, 8, 8), (128, 256, 128, 3, 8, 1), (256, 128, 128, 3, 8, 8), (128, 256, 64, 5, 8, 8),
+        (128, 128, 128, 4, 4, 8), (128, 128, 128, 6, 4, 8), (128, 128, 128, 5, 8, 8), (128, 128, 256, 3, 4, 8),
+        (64, 256, 128, 4, 4, 8), (128, 64, 128, 6, 4, 8),
+    ],
+}
+# bf16 output rounding (2^-8 relative) plus fp32 accumulation order over K; fp8's wgmma adds its products
+# in fewer bits (Triton's default on sm_90, as torch._scaled_mm's use_fast_accum)
+TOLERANCE = {"bfloat16": 2e-2, "float8_e4m3": 6e-2}
 SHARED_LIMIT = 232448  # an sm_90 program's shared memory
 
 
@@ -37,8 +48,8 @@ def load_kernel_module():
     return import_module(str(KERNEL))
 
 
-def shared_bytes(bm, bn, bk, stages) -> int:
-    return (bm + bn) * bk * 2 * stages + bm * bn * 2 + 1024
+def shared_bytes(bm, bn, bk, stages, dtype_bytes) -> int:
+    return (bm + bn) * bk * dtype_bytes * stages + bm * bn * 2 + 1024
 
 
 def run_config(mod, a, b, c, config, units: int) -> None:
@@ -48,7 +59,8 @@ def run_config(mod, a, b, c, config, units: int) -> None:
     (m, k), n = a.shape, b.shape[1]
     grid = (min(triton.cdiv(m, bm) * triton.cdiv(n, bn), units),)
     mod.matmul_gluon_kernel[grid](*mod.gluon_descriptors(a, b, c, bm, bn, bk), m, n, k, GROUP_M=group_m,
-                                  num_stages=stages, PRODUCER_REGS=mod.PRODUCER_REGS, num_warps=warps)
+                                  num_stages=stages, PRODUCER_REGS=mod.PRODUCER_REGS, num_warps=warps,
+                                  B_KMAJOR=b.stride(0) == 1)
 
 
 def errors(out, ref) -> dict:
@@ -57,20 +69,36 @@ def errors(out, ref) -> dict:
     return {"max_rel_err": float((diff / (ref.abs() + rms)).max()), "max_err_over_rms": float(diff.max()) / rms}
 
 
-def bench_shape(mod, size: int, units: int) -> dict:
+def inputs(size: int, dtype: str):
+    """A, B (fp8: B K-major, as torch._scaled_mm wants it), an empty C, and the anchors by name."""
+    import torch
+
+    gen = torch.Generator(device="cuda").manual_seed(size)
+    if dtype == "bfloat16":
+        a = torch.randn(size, size, device="cuda", dtype=torch.bfloat16, generator=gen)
+        b = torch.randn(size, size, device="cuda", dtype=torch.bfloat16, generator=gen)
+        return a, b, {"torch.matmul": lambda: torch.matmul(a, b)}
+    a = torch.randn(size, size, device="cuda", generator=gen).to(torch.float8_e4m3fn)
+    b = torch.randn(size, size, device="cuda", generator=gen).to(torch.float8_e4m3fn).t()
+    one = torch.ones((), device="cuda")
+
+    def scaled(fast: bool):
+        return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=fast)
+    return a, b, {"_scaled_mm": scaled(False), "_scaled_mm fast_accum": scaled(True)}
+
+
+def bench_shape(mod, size: int, units: int, dtype: str) -> dict:
     import torch
     import triton
 
-    gen = torch.Generator(device="cuda").manual_seed(size)
-    a = torch.randn(size, size, device="cuda", dtype=torch.bfloat16, generator=gen)
-    b = torch.randn(size, size, device="cuda", dtype=torch.bfloat16, generator=gen)
+    a, b, anchors = inputs(size, dtype)
     ref = a.float() @ b.float()
     c = torch.empty(size, size, device="cuda", dtype=torch.bfloat16)
-    torch_ms = triton.testing.do_bench(lambda: torch.matmul(a, b), return_mode="median")
+    anchor_ms = {name: triton.testing.do_bench(fn, return_mode="median") for name, fn in anchors.items()}
     rows = []
-    for config in CONFIGS:
+    for config in CONFIGS[dtype]:
         row = {"config": dict(zip(("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages", "num_warps", "GROUP_M"), config))}
-        if shared_bytes(*config[:4]) > SHARED_LIMIT:
+        if shared_bytes(*config[:4], a.element_size()) > SHARED_LIMIT:
             rows.append({**row, "error": "shared memory"})
             continue
         try:
@@ -78,34 +106,39 @@ def bench_shape(mod, size: int, units: int) -> dict:
             run_config(mod, a, b, c, config, units)
             torch.cuda.synchronize()
             row.update(errors(c, ref))
-            row["ok"] = bool(row["max_rel_err"] <= TOLERANCE and not torch.isnan(c).any())
+            row["ok"] = bool(row["max_rel_err"] <= TOLERANCE[dtype] and not torch.isnan(c).any())
             row["ms"] = triton.testing.do_bench(lambda: run_config(mod, a, b, c, config, units), return_mode="median")
             row["tflops"] = 2 * size**3 / row["ms"] / 1e9
         except Exception as exc:  # noqa: BLE001 - a config that fails is a row of the table, not the end
             row["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
         rows.append(row)
         print(f"  {size}: {row}", flush=True)
+    # the anchors again after the configs: a clock that drifted during the run shows as a difference
+    anchor_after = {name: triton.testing.do_bench(fn, return_mode="median") for name, fn in anchors.items()}
     good = [r for r in rows if r.get("ok")]
     best = min(good, key=lambda r: r["ms"]) if good else None
-    return {"size": size, "torch_ms": torch_ms, "torch_err": errors(torch.matmul(a, b), ref), "rows": rows,
-            "best": best, "ratio": torch_ms / best["ms"] if best else None}
+    return {"size": size, "dtype": dtype, "anchor_ms": anchor_ms, "anchor_ms_after": anchor_after,
+            "anchor_err": {name: errors(fn(), ref) for name, fn in anchors.items()}, "rows": rows, "best": best,
+            "ratio": {name: ms / best["ms"] for name, ms in anchor_ms.items()} if best else None}
 
 
 def print_table(results: list) -> None:
-    print(f"{'M=N=K':>6} {'best config (BM,BN,BK,stages,warps,GROUP_M)':>44} {'gluon ms':>9} {'torch ms':>9} "
-          f"{'torch/gluon':>11} {'max rel err':>11} {'TFLOP/s':>8}")
+    print(f"{'M=N=K':>6} {'best config (BM,BN,BK,stages,warps,GROUP_M)':>44} {'gluon ms':>9} {'TFLOP/s':>8} "
+          f"{'max rel err':>11}  anchors: ms (after the configs), anchor / gluon")
     for r in results:
         best = r["best"]
+        anchors = "; ".join(f"{name} {ms:.4f} ({r['anchor_ms_after'][name]:.4f})"
+                            + (f", {r['ratio'][name]:.3f}" if best else "") for name, ms in r["anchor_ms"].items())
         if best is None:
-            print(f"{r['size']:>6} {'no configuration passed':>44} {'':>9} {r['torch_ms']:>9.4f}")
+            print(f"{r['size']:>6} {'no configuration passed':>44} {'':>9} {'':>8} {'':>11}  {anchors}")
             continue
         cfg = ",".join(str(v) for v in best["config"].values())
-        print(f"{r['size']:>6} {cfg:>44} {best['ms']:>9.4f} {r['torch_ms']:>9.4f} {r['ratio']:>11.3f} "
-              f"{best['max_rel_err']:>11.2e} {best['tflops']:>8.1f}")
+        print(f"{r['size']:>6} {cfg:>44} {best['ms']:>9.4f} {best['tflops']:>8.1f} {best['max_rel_err']:>11.2e}  {anchors}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dtype", choices=sorted(CONFIGS), default="bfloat16")
     parser.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192, 1000])
     parser.add_argument("--json", help="write every row here")
     parser.add_argument("--dry-run", action="store_true", help="check the imports and exit")
@@ -122,7 +155,7 @@ def main() -> int:
         return 2
     props = torch.cuda.get_device_properties(0)
     print(f"{props.name}, torch {torch.__version__}, triton {triton.__version__}", flush=True)
-    results = [bench_shape(mod, size, props.multi_processor_count) for size in args.sizes]
+    results = [bench_shape(mod, size, props.multi_processor_count, args.dtype) for size in args.sizes]
     print_table(results)
     if args.json:
         Path(args.json).write_text(json.dumps({"device": props.name, "torch": torch.__version__,

@@ -19,17 +19,22 @@ H100_SHARED = 232448  # 227 KiB: what one program may take on an H100
 GLUON = {"GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "UNITS": 132, "TMA": 1, "GLUON": 1}
 
 
-@pytest.mark.parametrize("shape,tiles", [
-    (BIG_GEMM, {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 3, "num_warps": 8}),  # 2 consumer WGs
-    ({"M": 1000, "N": 1000, "K": 1000}, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_stages": 4,
-                                         "num_warps": 4}),  # one consumer warpgroup, ragged K
+@pytest.mark.parametrize("shape,dtype,tiles", [
+    (BIG_GEMM, "bfloat16", {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 3,
+                            "num_warps": 8}),  # 2 consumer WGs
+    ({"M": 1000, "N": 1000, "K": 1000}, "bfloat16", {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64,
+                                                     "num_stages": 4, "num_warps": 4}),  # one consumer WG, ragged K
+    # fp8 e4m3, B K-major: wgmma 32 deep in K, a bf16 C tile
+    (BIG_GEMM, "float8_e4m3", {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128, "num_stages": 3, "num_warps": 8}),
+    ({"M": 1000, "N": 1008, "K": 1008}, "float8_e4m3", {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128,
+                                                        "num_stages": 4, "num_warps": 4}),
 ])
-def test_gluon_gemm_cross_compiles_for_hopper_with_sane_resources(shape, tiles):
-    out = compile_for("matmul", "nvidia:sm_90", shape, "bfloat16", {**GLUON, **tiles})
+def test_gluon_gemm_cross_compiles_for_hopper_with_sane_resources(shape, dtype, tiles):
+    out = compile_for("matmul", "nvidia:sm_90", shape, dtype, {**GLUON, **tiles})
     res = out["resources"]
     # the main launch is the warp-specialized kernel: the consumer warps plus the producer's warpgroup
     assert res["threads"] == (tiles["num_warps"] + 4) * 32
-    ring = (tiles["BLOCK_M"] + tiles["BLOCK_N"]) * tiles["BLOCK_K"] * 2 * tiles["num_stages"]
+    ring = (tiles["BLOCK_M"] + tiles["BLOCK_N"]) * tiles["BLOCK_K"] * (1 if dtype == "float8_e4m3" else 2) * tiles["num_stages"]
     assert ring < res["shared_bytes"] <= H100_SHARED  # the ring and the C tile of the epilogue
     assert res["spill_bytes"] == 0 and 0 < res["registers"] <= 255
     assert (out["programs"], out["launches"]) == (min(132, -(-shape["M"] // tiles["BLOCK_M"])
@@ -46,8 +51,8 @@ POINT = {**GLUON, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 3
     ("nvidia:sm_100", "bfloat16", BIG_GEMM, {"UNITS": 148}, "wgmma == 1"),  # nor after it (tcgen05)
     # gfx90a has neither (gfx942 and gfx950 have the AMD variant: tests/test_library_gluon_amd.py)
     ("amd:gfx90a", "bfloat16", BIG_GEMM, {"UNITS": 110, "TMA": 0, "BLOCK_N": 64, "num_stages": 2}, "wgmma == 1"),
-    ("nvidia:sm_90", "float8_e4m3", BIG_GEMM, {}, "dtype_bytes == 2"),
-    ("nvidia:sm_90", "float32", BIG_GEMM, {}, "dtype_bytes == 2"),
+    ("nvidia:sm_90", "float8_e4m3", BIG_GEMM, {}, None),  # fp8: B K-major, a bf16 C
+    ("nvidia:sm_90", "float32", BIG_GEMM, {}, "dtype_bytes <= 2"),
     ("nvidia:sm_90", "bfloat16", {"M": 256, "N": 256, "K": 16384}, {"SPLIT_K": 2}, "SPLIT_K == 1"),
     ("nvidia:sm_90", "bfloat16", {"M": 4096, "N": 4100, "K": 4096}, {}, "N * dtype_bytes % 16"),  # 8200-byte rows
     ("nvidia:sm_90", "bfloat16", BIG_GEMM, {"BLOCK_M": 64}, "BLOCK_M % (16 * num_warps)"),  # 8 warps need 128 rows

@@ -23,8 +23,10 @@
   mbarrier; the num_warps // 4 consumer warpgroups issue asynchronous wgmma on each stage as it lands,
   keep one MMA in flight and hand the previous stage back once it is done; the C tile leaves through
   shared memory and a TMA store, which runs while the next tile's loads are already in flight. The
-  descriptors are built on the host. A launch it cannot take (not fp16/bf16, a row not a multiple of 16
-  bytes, B stored K-major) runs the TMA variant's kernels. Gluon kernels do not run under Triton's CPU
+  descriptors are built on the host. fp8 e4m3 runs it too, B K-major (the only B layout fp8 wgmma
+  reads from shared memory: its tiles land N x K and are handed to the wgmma transposed), C bf16. A
+  launch it cannot take (not fp16/bf16/fp8, a row not a multiple of 16 bytes, a 16-bit B stored K-major)
+  runs the TMA variant's kernels. Gluon kernels do not run under Triton's CPU
   interpreter: in static mode kt cross-compiles such a point (its resources are recorded) but records
   it unverified (failure kind `interpreter`), so it never wins there; measured mode verifies it on the
   GPU. docs/kernel-protocol.md describes it, with figures.
@@ -85,16 +87,17 @@ CONSTRAINTS = [
     # GLUON, so it holds even where a recipe's space lacks TMA (as AMD spaces do)
     "GLUON == 0 or wgmma == 1 or mfma_gluon == 1",
     # sm_90's (targets whose `mfma_gluon` is 0): wgmma, the TMA's persistent walk
-    # without split-K, 16-bit inputs
-    "GLUON == 0 or mfma_gluon == 1 or (wgmma == 1 and TMA == 1 and SPLIT_K == 1 and dtype_bytes == 2)",
-    # rows a TMA can take at the tuned shape (K and N times 2 bytes a multiple of 16)
+    # without split-K, 16-bit or fp8 inputs (fp8_e4m3 above keeps fp8 where the tensor cores take it)
+    "GLUON == 0 or mfma_gluon == 1 or (wgmma == 1 and TMA == 1 and SPLIT_K == 1 and dtype_bytes <= 2)",
+    # rows a TMA can take at the tuned shape (K and N times the element size a multiple of 16)
     "GLUON == 0 or mfma_gluon == 1 or (K * dtype_bytes % 16 == 0 and N * dtype_bytes % 16 == 0)",
     # each consumer warp takes 16 rows of a wgmma; accumulator registers per consumer thread
     "GLUON == 0 or mfma_gluon == 1 or (num_warps % 4 == 0 and BLOCK_M % (16 * num_warps) == 0)",
     "GLUON == 0 or mfma_gluon == 1 or BLOCK_M * BLOCK_N // (32 * num_warps) <= 128",
-    # the ring of num_stages A and B tiles and the C tile of the epilogue, all in shared memory at once
+    # the ring of num_stages A and B tiles and the C tile of the epilogue (bf16 for fp8 inputs), all in
+    # shared memory at once
     "GLUON == 0 or mfma_gluon == 1 or (BLOCK_M + BLOCK_N) * BLOCK_K * dtype_bytes * num_stages"
-    " + BLOCK_M * BLOCK_N * dtype_bytes + 1024 <= smem_bytes",
+    " + BLOCK_M * BLOCK_N * max(dtype_bytes, 2) + 1024 <= smem_bytes",
     # The Gluon variant for CDNA3/CDNA4 (targets whose `mfma_gluon` is 1: gfx942, gfx950): a program per
     # tile, no split-K, 16-bit inputs; num_stages - 1 LDS buffers (1 or 2)
     # (no TMA here: AMD spaces need not list it, and `TMA == 0 or tma == 1` above keeps it 0 where they do)
@@ -132,10 +135,11 @@ SEEDS = [
     {"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": sk, "PROGRAMS_PER_UNIT": 1, "TMA": 1,
      "num_stages": s, "num_warps": w}
     for n, sk, s, w in [(256, 1, 3, 8), (128, 1, 4, 8), (128, 2, 4, 4)]
-] + [  # the Gluon variant where the space has it (sm_90): two consumer warpgroups, then one
-    {"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "TMA": 1,
+] + [  # the Gluon variant where the space has it (sm_90): two consumer warpgroups, then one; 128-byte
+    # K steps fit shared memory only in fp8
+    {"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "TMA": 1,
      "GLUON": 1, "num_stages": s, "num_warps": w}
-    for n, s, w in [(256, 3, 8), (128, 4, 4)]
+    for n, k, s, w in [(256, 64, 3, 8), (128, 64, 4, 4), (256, 128, 3, 8), (128, 128, 4, 4)]
 ] + [  # the AMD Gluon variant where the space has it (gfx942, gfx950): both fit gfx942's 64 KiB of LDS
     {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 0, "GLUON": 1,
      "num_stages": 2, "num_warps": w}
@@ -294,13 +298,14 @@ def splitk_reduce_kernel(w_ptr, c_ptr, M, N, stride_ws, stride_wm, stride_wn, st
 
 
 @gluon.constexpr_function
-def _wgmma_layout(BLOCK_M, BLOCK_N, warps):
+def _wgmma_layout(BLOCK_M, BLOCK_N, warps, input_bits):
     """The accumulator's layout: the consumer warps stacked along M (16 rows a warp per wgmma), each wgmma
-    as wide as BLOCK_N allows (a multiple of 8 dividing it, at most 256)."""
+    as wide as BLOCK_N allows (a multiple of 8 dividing it, at most 256) and 32 bytes of K deep (16
+    elements of a 16-bit type, 32 of fp8: the shapes PTX's wgmma.mma_async has)."""
     n = min(BLOCK_N, 256)
     while BLOCK_N % n:
         n -= 8
-    return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[warps, 1], instr_shape=[16, n, 16])
+    return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[warps, 1], instr_shape=[16, n, 256 // input_bits])
 
 
 @gluon.jit
@@ -313,12 +318,14 @@ def _gl_tile_coords(tile, num_m, num_n, GROUP_M: gl.constexpr):
 
 
 @gluon.jit
-def _gl_produce(a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, GROUP_M: gl.constexpr):
+def _gl_produce(a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, GROUP_M: gl.constexpr,
+                B_KMAJOR: gl.constexpr):
     """The producer warp: for every K step of every tile of this program, wait until the consumers
-    have handed the next stage back, then have the TMA fill it (it signals `ready` with the bytes)."""
+    have handed the next stage back, then have the TMA fill it (it signals `ready` with the bytes).
+    A K-major B (fp8: its descriptor is over Bᵀ, N rows of K) lands as a [BLOCK_N, BLOCK_K] tile."""
     BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
-    BLOCK_N: gl.constexpr = b_desc.block_type.shape[1]
+    BLOCK_N: gl.constexpr = b_desc.block_type.shape[0 if B_KMAJOR else 1]
     STAGES: gl.constexpr = a_ring.type.shape[0]
     num_m = gl.cdiv(M, BLOCK_M)
     num_n = gl.cdiv(N, BLOCK_N)
@@ -332,20 +339,25 @@ def _gl_produce(a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, GROUP_M: 
             mbarrier.wait(empty.index(s), ((step // STAGES) & 1) ^ 1)
             mbarrier.expect(ready.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
             _tma_load(a_desc, [pid_m * BLOCK_M, k], ready.index(s), a_ring.index(s))
-            _tma_load(b_desc, [k, pid_n * BLOCK_N], ready.index(s), b_ring.index(s))
+            if B_KMAJOR:
+                _tma_load(b_desc, [pid_n * BLOCK_N, k], ready.index(s), b_ring.index(s))
+            else:
+                _tma_load(b_desc, [k, pid_n * BLOCK_N], ready.index(s), b_ring.index(s))
             step += 1
 
 
 @gluon.jit
-def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M: gl.constexpr):
+def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M: gl.constexpr,
+                B_KMAJOR: gl.constexpr):
     """The consumer warpgroups: one asynchronous wgmma per landed stage, one left in flight; the stage of
     the MMA before it is then done and goes back to the producer. The C tile is stored by the TMA from
-    shared memory, waited for only when the next tile needs that memory."""
+    shared memory, waited for only when the next tile needs that memory. A K-major B tile is handed to
+    the wgmma transposed (a view: fp8 wgmma reads B only K-major)."""
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
     BLOCK_K: gl.constexpr = a_ring.type.shape[2]
     STAGES: gl.constexpr = a_ring.type.shape[0]
-    layout: gl.constexpr = _wgmma_layout(BLOCK_M, BLOCK_N, gl.num_warps())
+    layout: gl.constexpr = _wgmma_layout(BLOCK_M, BLOCK_N, gl.num_warps(), a_ring.dtype.primitive_bitwidth)
     num_m = gl.cdiv(M, BLOCK_M)
     num_n = gl.cdiv(N, BLOCK_N)
     k_steps = gl.cdiv(K, BLOCK_K)
@@ -356,7 +368,8 @@ def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M: 
         for ki in range(k_steps):
             s = step % STAGES
             mbarrier.wait(ready.index(s), (step // STAGES) & 1)
-            acc = warpgroup_mma(a_ring.index(s), b_ring.index(s), acc, is_async=True)
+            b = b_ring.index(s).permute((1, 0)) if B_KMAJOR else b_ring.index(s)
+            acc = warpgroup_mma(a_ring.index(s), b, acc, is_async=True)
             acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc, ))
             # Triton puts a barrier of the consumer warps before the arrive: every warpgroup's MMA is done
             mbarrier.arrive(empty.index((step + STAGES - 1) % STAGES), count=1, pred=ki > 0)
@@ -372,7 +385,7 @@ def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M: 
 
 @gluon.jit
 def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: gl.constexpr, num_stages: gl.constexpr,
-                        PRODUCER_REGS: gl.constexpr):
+                        PRODUCER_REGS: gl.constexpr, B_KMAJOR: gl.constexpr = False):
     """Persistent and warp-specialized (sm_90): num_warps consumer warps (the default partition) and one
     producer warp with PRODUCER_REGS registers; A, B and C move through host-built TMA descriptors, which
     zero-fill what lies past M, N or K on loads and drop it on stores."""
@@ -385,8 +398,8 @@ def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: gl.constexpr, 
         mbarrier.init(ready.index(i), count=1)
         mbarrier.init(empty.index(i), count=1)
     gl.warp_specialize([
-        (_gl_consume, (c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M)),
-        (_gl_produce, (a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, GROUP_M)),
+        (_gl_consume, (c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M, B_KMAJOR)),
+        (_gl_produce, (a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, GROUP_M, B_KMAJOR)),
     ], [1], [PRODUCER_REGS])
 
 
@@ -625,14 +638,19 @@ def _tma_ready(*tensors) -> bool:
 
 
 _GLUON_DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
+_GLUON_FP8 = torch.float8_e4m3fn  # sm_90's Gluon kernel takes it too: A row-major, B K-major, C bf16
 PRODUCER_REGS = 40  # the producer warp's registers (setmaxnreg); the consumers get what is left
 
 
 def _gluon_ready(a, b, c) -> bool:
-    """Whether the Gluon kernel takes these tensors: 16-bit A, B and C of one dtype, row-major (B not
-    K-major), and rows the TMA takes (_tma_ready)."""
-    return (a.dtype in _GLUON_DTYPES and b.dtype == c.dtype == a.dtype
-            and a.stride(1) == b.stride(1) == c.stride(1) == 1 and _tma_ready(a, b, c))
+    """Whether sm_90's Gluon kernel takes these tensors: rows the TMA takes (_tma_ready), A and C
+    row-major, and either 16-bit A, B and C of one dtype with B row-major, or fp8 e4m3 A and B with B
+    K-major and a bf16 C (as fp8 wgmma and torch._scaled_mm want them)."""
+    if a.stride(1) != 1 or c.stride(1) != 1 or not _tma_ready(a, b, c):
+        return False
+    if a.dtype == b.dtype == _GLUON_FP8:
+        return b.stride(0) == 1 and c.dtype == torch.bfloat16
+    return a.dtype in _GLUON_DTYPES and b.dtype == c.dtype == a.dtype and b.stride(1) == 1
 
 
 def _amd_gluon_ready(a, b, c, block_m, block_k) -> bool:
@@ -646,16 +664,16 @@ def _amd_gluon_ready(a, b, c, block_m, block_k) -> bool:
 
 def gluon_descriptors(a, b, c, block_m, block_n, block_k) -> tuple:
     """Host-built TMA descriptors of A, B and C for matmul_gluon_kernel, in NVMMA shared layouts (the
-    128-byte swizzle where the tile's rows allow it)."""
+    128-byte swizzle where the tile's rows allow it). A K-major B (fp8) is described as Bᵀ, N rows of K,
+    in [block_n, block_k] tiles."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-    element = getattr(gl, _GLUON_DTYPES[a.dtype])
-
     def descriptor(t, block):
+        element = gl.float8e4nv if t.dtype == _GLUON_FP8 else getattr(gl, _GLUON_DTYPES[t.dtype])
         return TensorDescriptor.from_tensor(t, block, gl.NVMMASharedLayout.get_default_for(block, element))
 
-    return (descriptor(a, [block_m, block_k]), descriptor(b, [block_k, block_n]),
-            descriptor(c, [block_m, block_n]))
+    b_tile = descriptor(b.t(), [block_n, block_k]) if b.stride(0) == 1 else descriptor(b, [block_k, block_n])
+    return descriptor(a, [block_m, block_k]), b_tile, descriptor(c, [block_m, block_n])
 
 
 def _scratch(size, alignment, stream):
@@ -696,7 +714,7 @@ def launch(k, inputs, params):
     elif gluon and tma and per_unit and work is None and _gluon_ready(a, b, c):
         k.matmul_gluon_kernel[(min(tiles, params["UNITS"] * per_unit),)](
             *gluon_descriptors(a, b, c, bm, bn, bk), m, n, kk, GROUP_M=gm, num_stages=params.get("num_stages", 3),
-            PRODUCER_REGS=PRODUCER_REGS)
+            PRODUCER_REGS=PRODUCER_REGS, B_KMAJOR=b.stride(0) == 1)
     elif per_unit and params.get("TMA", 0) and a.stride(1) == 1 and out.stride(-1) == 1 and _tma_ready(a, b, out):
         # a config that asks for the TMA on a tensor it cannot take (a row of 45 bf16 values is 90
         # bytes) runs a plain kernel below: same tiles, same K splits, same result
