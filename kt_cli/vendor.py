@@ -27,6 +27,9 @@ class DeviceEvent(Protocol):
     def seconds_until(self, later: "DeviceEvent") -> float:
         """Seconds from this event to `later`; both recorded and the device synchronised first."""
 
+    def done(self) -> bool:
+        """Whether the device has reached this (recorded) event, without waiting for it."""
+
 
 @runtime_checkable
 class DeviceGraph(Protocol):
@@ -56,6 +59,12 @@ class DeviceRuntime(Protocol):
 
     def event(self) -> DeviceEvent:
         """A new timing event."""
+
+    def hold(self, seconds: float) -> DeviceEvent | None:
+        """(Optional.) Queue device work that keeps the current device busy for about `seconds`, and return an
+        event recorded after it; None where the device runs work as it is queued (a fake CPU device).
+        The timer queues a batch of samples behind it, so that no timed window opens before the host
+        has launched what it times, and reads the event's done() once the batch is queued."""
 
     def capture(self, work: Callable[[], None]) -> DeviceGraph | None:
         """`work` captured as a replayable graph, or None where this device cannot capture (the caller

@@ -44,6 +44,9 @@ class ClockEvent:
     def seconds_until(self, later: "ClockEvent") -> float:
         return (later.at - self.at) * float(os.environ.get("KT_FAKE_CLOCK_SCALE", "1"))
 
+    def done(self) -> bool:
+        return True
+
 
 class CpuRuntime:
     """DeviceRuntime of the CPU: synchronous, no graphs."""
@@ -61,6 +64,9 @@ class CpuRuntime:
 
     def event(self) -> ClockEvent:
         return ClockEvent()
+
+    def hold(self, seconds: float) -> None:
+        return None  # synchronous: the host's work is the device's
 
     def capture(self, work):
         return None

@@ -265,7 +265,7 @@ def test_the_gluon_gemm_is_right_on_hopper_in_fp8(tmp_path):
                       + GLUON_SPACE.replace("BLOCK_K = [64]", "BLOCK_K = [128]"))
     result = kt("tune", recipe, "--out", tmp_path / "art")
     assert result.exit_code == 0, result.output
-    trials = [json.loads(l) for l in (tmp_path / "art" / "matmul_fp8.kt" / "trials.jsonl").read_text().splitlines()]
+    trials = [json.loads(l) for l in (tmp_path / "art" / "matmul.kt" / "trials.jsonl").read_text().splitlines()]
     assert len(trials) == 3 and all(t["failure_kind"] == "ok" for t in trials), trials
     for t in trials:
         assert t["resources"]["threads"] == 12 * 32 and t["resources"]["spill_bytes"] == 0

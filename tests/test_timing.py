@@ -158,7 +158,16 @@ class _QueuedDevice:
             def seconds_until(self, later):
                 return later.at - self.at
 
+            def done(self):
+                return self.at <= device.host
+
         return Event()
+
+    def hold(self, seconds):
+        self.launch(1e-6, seconds)
+        held = self.event()
+        held.record()
+        return held
 
     def capture(self, work):
         return None
@@ -182,6 +191,31 @@ def test_the_host_launch_work_of_a_call_is_not_timed_as_the_calls():
     first, second = timer.paired(kernel, anchor, rounds=120)
     assert max(abs(s / 190e-6 - 1) for s in first[1:]) < 0.005
     assert max(abs(s / 400e-6 - 1) for s in second[1:]) < 0.005
+
+
+def test_a_kernel_shorter_than_its_launch_is_timed_at_its_device_time():
+    """With the compile pool on every core, a launch that builds descriptors on the host took longer than
+    the kernel (an H200: a 91 µs fp8 GEMM read 230-570 µs behind 8 lead flushes). Every sample, the
+    screen's five and the paired ones included, must read the kernel's device time; a batch whose hold
+    the host outlasted is taken again behind a longer one, its outputs poisoned afresh."""
+    device = _QueuedDevice()
+    timer = EventTimer(device, flush_bytes=1 << 16, max_seconds=0.5, host_clock=lambda: device.host)
+
+    class Flush:
+        def fill_(self, value):
+            device.launch(5e-6, 35e-6)
+
+    timer._flush = Flush()
+    kernel = lambda: device.launch(400e-6, 90e-6)  # noqa: E731 - host launch work 4x the kernel
+    anchor = lambda: device.launch(5e-6, 100e-6)  # noqa: E731
+    poisoned = []
+    screened = timer.screen(kernel, "events", bound_s=1.0, before_batch=lambda: poisoned.append(device.host))
+    assert abs(screened.median / 90e-6 - 1) < 0.005 and screened.calls == 5
+    assert timer.retaken >= 1 and len(poisoned) == 1 + timer.retaken  # the first batch's hold was the minimum
+    k, a = timer.measure_interleaved([kernel, anchor], "events")
+    assert abs(k.median / 90e-6 - 1) < 0.005 and abs(a.median / 100e-6 - 1) < 0.005 and k.precise
+    first, second = timer.paired(kernel, anchor, rounds=120)
+    assert max(abs(s / 90e-6 - 1) for s in first) < 0.005 and max(abs(s / 100e-6 - 1) for s in second) < 0.005
 
 
 class _CapturingDevice(_QueuedDevice):

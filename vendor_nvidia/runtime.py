@@ -14,6 +14,9 @@ TORCH_DEVICE_CONTROL = tuple(f"torch.cuda.{name}" for name in (
     "graphs.CUDAGraph", "_sleep"))
 
 
+SLEEP_PROBE_CYCLES = 2_000_000  # about 1 ms at the SM clocks of the GPUs kt knows
+
+
 class TorchCudaEvent:
     def __init__(self):
         import torch
@@ -26,11 +29,15 @@ class TorchCudaEvent:
     def seconds_until(self, later: "TorchCudaEvent") -> float:
         return self._event.elapsed_time(later._event) * 1e-3
 
+    def done(self) -> bool:
+        return self._event.query()
+
 
 class TorchCudaRuntime:
     """kt_cli.vendor.DeviceRuntime on torch.cuda (CUDA, or HIP in a ROCm build of torch)."""
 
     torch_device = "cuda"
+    _sleep_cycles_per_s: dict[int, float] = {}  # device index -> the rate of torch.cuda._sleep's clock
 
     def select(self, index: int) -> None:
         import torch
@@ -49,6 +56,26 @@ class TorchCudaRuntime:
 
     def event(self) -> TorchCudaEvent:
         return TorchCudaEvent()
+
+    def hold(self, seconds: float) -> TorchCudaEvent:
+        """torch.cuda._sleep (a one-thread kernel that spins on the SM's cycle counter) for about
+        `seconds`: its rate is read once per device by timing one sleep, and moves with the clock, so
+        the timer asks for a margin and checks the event."""
+        import torch
+
+        index = torch.cuda.current_device()
+        if index not in self._sleep_cycles_per_s:
+            torch.cuda._sleep(1000)  # the sleep kernel's first launch loads it
+            start, end = TorchCudaEvent(), TorchCudaEvent()
+            start.record()
+            torch.cuda._sleep(SLEEP_PROBE_CYCLES)
+            end.record()
+            torch.cuda.synchronize()
+            self._sleep_cycles_per_s[index] = SLEEP_PROBE_CYCLES / max(start.seconds_until(end), 1e-6)
+        torch.cuda._sleep(max(1, int(seconds * self._sleep_cycles_per_s[index])))
+        held = TorchCudaEvent()
+        held.record()
+        return held
 
     def capture(self, work: Callable[[], None]):
         """A CUDA (or HIP) graph of `work`, after one warm-up run on the capture stream so the caching

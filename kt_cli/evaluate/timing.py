@@ -9,9 +9,11 @@ What each rule defends against (docs/timing.md):
 - one method per problem, chosen once from the baseline op and used for the candidate and its
   baseline alike, with their samples interleaved: a speedup is the ratio of two timings taken the
   same way at the same moments, never of two differently biased estimators;
-- samples queued behind a lead of flushes and read after one synchronisation per batch: the device
-  never waits for the host's launch work inside a timed window (a Triton launch costs tens of µs of
-  host time, and how many varies between processes);
+- samples queued behind a hold (device work that outlasts the host's queueing of the whole batch) and
+  read after one synchronisation per batch: the device never waits for the host's launch work inside a
+  timed window (a Triton launch costs tens of µs of host time, hundreds while the compile pool takes
+  every core, and how many varies between processes); a batch the device caught up with anyway is
+  taken again behind a longer hold;
 - `before_batch` (kt re-poisons the outputs there) before every batch: what the last batch left is
   checked, so a kernel that does its work once and skips it on repeat calls has poison to show;
 - a block bootstrap of the median: timings drift and are serially correlated, so an interval that
@@ -35,7 +37,15 @@ WARMUP_CALLS = 3
 # MIN_SAMPLES are in, whichever the first batch.
 RACE_FIRST_SAMPLES = 5
 MIN_SAMPLES = 20
-LEAD_FLUSHES = 8  # cache flushes queued ahead of a batch, so the host queues its first samples in time
+# A batch's hold: twice what queueing its samples took the host in the batch before (per sample; at
+# least HOLD_MIN_S, at most HOLD_MAX_S), so that the device is still held when the host has launched
+# the last sample. On an H200
+# with the compile pool on every core, a 91 µs fp8 GEMM whose launch builds three TMA descriptors read
+# 230-570 µs behind a lead of 8 cache flushes (benchmarks/results/s19/fp8).
+HOLD_MIN_S = 1e-3
+HOLD_MAX_S = 0.25
+HOLD_TRIES = 3  # a batch the device caught up with is taken again behind a hold twice as long as the
+#               host took: at most this many times
 PAIRS_IN_FLIGHT = 50  # paired samples queued before one synchronisation
 
 
@@ -146,11 +156,14 @@ class EventTimer:
     step and the 1000³ GEMM sat at 27–47 µs under events while cuBLAS's 1000³ was graph-timed)."""
 
     def __init__(self, runtime, flush_bytes: int, graph_below_s: float = 200e-6, rel_ci: float = 0.01,
-                 max_seconds: float = 2.0, name: str = "device-events"):
+                 max_seconds: float = 2.0, name: str = "device-events", host_clock: Callable[[], float] = time.perf_counter):
         self.runtime, self.flush_bytes, self.graph_below_s = runtime, flush_bytes, graph_below_s
+        self.host_clock = host_clock  # what sizes the holds: the host's time to queue a batch
         self.rel_ci, self.max_seconds, self.name = rel_ci, max_seconds, name
         self._flush = None
+        self._queue_s = 0.0  # the host's time to queue one sample, in the last batch
         self.last_steps: dict[str, float] = {}  # seconds of the last measure_interleaved's steps
+        self.retaken = 0  # batches taken again because the device caught up with the host (all time)
 
     def _flush_buffer(self):
         import torch
@@ -216,7 +229,7 @@ class EventTimer:
                 self.runtime.synchronize()
             queued = time.perf_counter()
             try:
-                return self._take(samplers, n, flush)
+                return self._take(samplers, n, before_batch)
             finally:
                 spent["poison"] += queued - began
                 spent["sampling"] += time.perf_counter() - queued
@@ -256,27 +269,46 @@ class EventTimer:
         samplers = self._samplers([first, second], flush, method)
         a, b = [], []
         for done in range(0, rounds, PAIRS_IN_FLIGHT):
-            more_a, more_b = self._take(samplers, min(PAIRS_IN_FLIGHT, rounds - done), flush)
+            more_a, more_b = self._take(samplers, min(PAIRS_IN_FLIGHT, rounds - done))
             a += more_a
             b += more_b
         return a, b
 
-    def _take(self, samplers: list[Callable[[], Callable[[], float]]], n: int, flush) -> list[list[float]]:
+    def _take(self, samplers: list[Callable[[], Callable[[], float]]], n: int,
+              before_batch: Callable[[], None] | None = None) -> list[list[float]]:
         """`n` samples of each sampler, interleaved (the order alternating), all queued on the device
-        behind a lead of flushes and read after one synchronisation. Waiting for each sample instead
-        leaves the device idle when the next call is launched, so its start event fires before the
-        host has finished launching: a Triton launch's tens of µs of host work, which vary from one
-        process to the next, were timed as the kernel's (on an H100, softmax's best config read
-        196-252 µs in six fresh processes against 189-193 µs for back-to-back calls)."""
-        for _ in range(LEAD_FLUSHES):
-            flush.fill_(1)
-        pending: list[list[Callable[[], float]]] = [[] for _ in samplers]
-        for i in range(n):
-            order = range(len(samplers)) if i % 2 == 0 else reversed(range(len(samplers)))
-            for j in order:
-                pending[j].append(samplers[j]())
-        self.runtime.synchronize()
+        behind a hold and read after one synchronisation. Waiting for each sample instead leaves the
+        device idle when the next call is launched, so its start event fires before the host has
+        finished launching: a Triton launch's tens of µs of host work, which vary from one process to
+        the next, were timed as the kernel's (on an H100, softmax's best config read 196-252 µs in six
+        fresh processes against 189-193 µs for back-to-back calls). The hold keeps the device busy
+        while the host queues; where the device passed it before the host had queued the batch, the
+        batch may hold launch work and is taken again (`before_batch` first: the outputs poisoned
+        afresh) behind a longer one."""
+        for attempt in range(HOLD_TRIES):
+            if attempt:
+                self.retaken += 1
+                if before_batch is not None:
+                    before_batch()
+            held = self._hold(min(HOLD_MAX_S, max(HOLD_MIN_S, 2 * self._queue_s * n)))
+            began = self.host_clock()
+            pending: list[list[Callable[[], float]]] = [[] for _ in samplers]
+            for i in range(n):
+                order = range(len(samplers)) if i % 2 == 0 else reversed(range(len(samplers)))
+                for j in order:
+                    pending[j].append(samplers[j]())
+            overtaken = held is not None and held.done()
+            self._queue_s = (self.host_clock() - began) / n
+            self.runtime.synchronize()
+            if not overtaken:
+                break
         return [[read() for read in series] for series in pending]
+
+    def _hold(self, seconds: float):
+        """The runtime's hold (DeviceRuntime.hold), or None where it has none (a third-party runtime
+        written before kt asked for it: its batches are queued without one)."""
+        hold = getattr(self.runtime, "hold", None)
+        return hold(seconds) if hold is not None else None
 
     def _samplers(self, fns: list[Callable[[], None]], flush, method: str) -> list[Callable[[], Callable[[], float]]]:
         """One sampler per callable, all with `method` (events where a graph fails): a sampler queues one
@@ -300,9 +332,7 @@ class EventTimer:
         return min(self._event_samples(fn, flush, 5))
 
     def _event_samples(self, fn, flush, n: int) -> list[float]:
-        reads = [self._queue_event_sample(fn, flush) for _ in range(n)]
-        self.runtime.synchronize()
-        return [read() for read in reads]
+        return self._take([lambda: self._queue_event_sample(fn, flush)], n)[0]
 
     def _graph_sampler_or_none(self, fn, flush, estimate_s: float) -> Callable[[], Callable[[], float]] | None:
         """Capture `repeat` x (flush, call) and `repeat` x (flush); a sample is their difference per call.
