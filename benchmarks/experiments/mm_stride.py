@@ -1,6 +1,7 @@
 """Experiment: does the row stride (2000 bytes for a 1000-wide bf16 row, 2048 for 1024) make the
 1000^3 GEMM slow? Times the Gluon kernel and cuBLAS at M = N = K = 1000 on contiguous tensors and on
-views of buffers whose rows are 1024 (or 1008) elements apart, graph-replayed (not part of kt)."""
+views of buffers whose rows are 1024 (or 1008) elements apart, graph-replayed (not part of kt). Then
+which operand's pitch costs it: A, B and C each at 1000 or 1024 elements apart."""
 import torch
 import triton
 
@@ -13,17 +14,21 @@ configs = {"gluon128": (dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, SP
                                 GLUON=1, UNITS=132, num_stages=4), {"num_warps": 4})}
 
 
-def views(size: int, pitch: int):
-    def one(rows, cols):
-        return torch.randn(rows, pitch, device="cuda", dtype=torch.bfloat16)[:, :cols]
-    return one(size, size), one(size, size), torch.empty(size, pitch, device="cuda", dtype=torch.bfloat16)[:, :size]
+def views(size: int, pitch: int, pitch_b: int | None = None, pitch_c: int | None = None):
+    def one(rows, cols, apart):
+        return torch.randn(rows, apart, device="cuda", dtype=torch.bfloat16)[:, :cols]
+    return (one(size, size, pitch), one(size, size, pitch_b or pitch),
+            torch.empty(size, pitch_c or pitch, device="cuda", dtype=torch.bfloat16)[:, :size])
 
 
-for size, pitch in ((1000, 1000), (1000, 1008), (1000, 1024), (1024, 1024)):
-    a, b, c = views(size, pitch)
+CASES = [(1000, 1000, 1000, 1000), (1000, 1008, 1008, 1008), (1000, 1024, 1024, 1024), (1024, 1024, 1024, 1024),
+         # A, B, C rows apart: one operand at a time
+         (1000, 1000, 1024, 1024), (1000, 1024, 1000, 1024), (1000, 1024, 1024, 1000), (1000, 1000, 1000, 1024)]
+for size, pitch, pitch_b, pitch_c in CASES:
+    a, b, c = views(size, pitch, pitch_b, pitch_c)
     ref = a.float() @ b.float()
     t_ref = triton.testing.do_bench_cudagraph(lambda: torch.matmul(a, b), rep=200)
-    line = f"M=N=K={size}, rows {pitch} apart: cuBLAS {t_ref * 1e3:.2f} us"
+    line = f"M=N=K={size}, rows of A, B, C {pitch}, {pitch_b}, {pitch_c} apart: cuBLAS {t_ref * 1e3:.2f} us"
     for name, (params, opts) in configs.items():
         kmod, inputs = Bound(tmpl, opts), {"a": a, "b": b, "c": c}
         tmpl.launch(kmod, inputs, params)
