@@ -64,7 +64,9 @@ class DeviceRuntime(Protocol):
         """(Optional.) Queue device work that keeps the current device busy for about `seconds`, and return an
         event recorded after it; None where the device runs work as it is queued (a fake CPU device).
         The timer queues a batch of samples behind it, so that no timed window opens before the host
-        has launched what it times, and reads the event's done() once the batch is queued."""
+        has launched what it times. Where it holds, the timer asks each sample's start event's done()
+        right after queueing the launch: a window the device opened before the launch was queued is
+        retaken."""
 
     def capture(self, work: Callable[[], None]) -> DeviceGraph | None:
         """`work` captured as a replayable graph, or None where this device cannot capture (the caller

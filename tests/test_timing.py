@@ -218,6 +218,25 @@ def test_a_kernel_shorter_than_its_launch_is_timed_at_its_device_time():
     assert max(abs(s / 90e-6 - 1) for s in first) < 0.005 and max(abs(s / 100e-6 - 1) for s in second) < 0.005
 
 
+def test_a_host_stall_while_the_device_is_busy_costs_no_retake():
+    """The host descheduled for 1.2 ms between two launches of a 1.4 ms kernel outlasts the batch's hold,
+    but the device is still running the samples before: no window opened early, nothing is taken again."""
+    import itertools
+
+    device = _QueuedDevice()
+    timer = EventTimer(device, flush_bytes=1 << 16, max_seconds=0.5, host_clock=lambda: device.host)
+    stalls = itertools.chain([0.0, 1.2e-3], itertools.repeat(0.0))
+
+    class Flush:
+        def fill_(self, value):
+            device.launch(5e-6 + next(stalls), 35e-6)
+
+    timer._flush = Flush()
+    kernel = lambda: device.launch(50e-6, 1.4e-3)  # noqa: E731
+    screened = timer.screen(kernel, "events", bound_s=1.0)
+    assert abs(screened.median / 1.4e-3 - 1) < 0.005 and timer.retaken == 0
+
+
 class _CapturingDevice(_QueuedDevice):
     """_QueuedDevice that can capture: a graph replays the captured calls' device time in one launch."""
 

@@ -12,8 +12,8 @@ What each rule defends against (docs/timing.md):
 - samples queued behind a hold (device work that outlasts the host's queueing of the whole batch) and
   read after one synchronisation per batch: the device never waits for the host's launch work inside a
   timed window (a Triton launch costs tens of µs of host time, hundreds while the compile pool takes
-  every core, and how many varies between processes); a batch the device caught up with anyway is
-  taken again behind a longer hold;
+  every core, and how many varies between processes); a batch in which the device reached a window
+  before its launch was queued is taken again behind a longer hold;
 - `before_batch` (kt re-poisons the outputs there) before every batch: what the last batch left is
   checked, so a kernel that does its work once and skips it on repeat calls has poison to show;
 - a block bootstrap of the median: timings drift and are serially correlated, so an interval that
@@ -44,9 +44,14 @@ MIN_SAMPLES = 20
 # 230-570 µs behind a lead of 8 cache flushes (benchmarks/results/s19/fp8).
 HOLD_MIN_S = 1e-3
 HOLD_MAX_S = 0.25
-HOLD_TRIES = 3  # a batch the device caught up with is taken again behind a hold twice as long as the
-#               host took: at most this many times
+HOLD_TRIES = 3  # a batch in which the device reached a timed window before its launch was queued is
+#               taken again behind a hold twice as long as the host took: at most this many times
 PAIRS_IN_FLIGHT = 50  # paired samples queued before one synchronisation
+
+
+# A queued sample: what reads its time once the device has synchronised, and whether the device reached
+# its timed window before the host had launched the work (then the window may hold host time)
+Sample = tuple[Callable[[], float], bool]
 
 
 @dataclass(frozen=True)
@@ -162,8 +167,10 @@ class EventTimer:
         self.rel_ci, self.max_seconds, self.name = rel_ci, max_seconds, name
         self._flush = None
         self._queue_s = 0.0  # the host's time to queue one sample, in the last batch
+        self._hold_supported = False  # whether the runtime held the device before the batch being queued
         self.last_steps: dict[str, float] = {}  # seconds of the last measure_interleaved's steps
-        self.retaken = 0  # batches taken again because the device caught up with the host (all time)
+        self.retaken = 0  # batches taken again: the device reached a window before its launch (all time)
+        self.retaken_s = 0.0  # seconds spent on the tries taken again (all time)
 
     def _flush_buffer(self):
         import torch
@@ -220,23 +227,25 @@ class EventTimer:
         samplers = self._samplers(fns, flush, method)
         ready = time.perf_counter()
 
-        spent = {"poison": 0.0, "sampling": 0.0}
+        spent = {"poison": 0.0, "sampling": 0.0, "retaken": 0.0}
 
         def batch(n: int) -> list[list[float]]:
             began = time.perf_counter()
             if before_batch is not None:
                 before_batch()
                 self.runtime.synchronize()
-            queued = time.perf_counter()
+            queued, retaken = time.perf_counter(), self.retaken_s
             try:
                 return self._take(samplers, n, before_batch)
             finally:
                 spent["poison"] += queued - began
-                spent["sampling"] += time.perf_counter() - queued
+                spent["retaken"] += self.retaken_s - retaken
+                spent["sampling"] += time.perf_counter() - queued - (self.retaken_s - retaken)
 
         stats = sample_until_tight(batch, method, self.rel_ci, self.max_seconds, stop=stop, max_samples=max_samples,
                                    judged=judged)
-        # sampling: the samples queued, run and read; statistics: the intervals between batches
+        # sampling: the samples queued, run and read; retaken: batches taken again (a window opened before
+        # its launch was queued); statistics: the intervals between batches
         self.last_steps = {"warm-up": warm - started, "capture": ready - warm, **spent,
                            "statistics": time.perf_counter() - ready - sum(spent.values())}
         return stats
@@ -274,7 +283,7 @@ class EventTimer:
             b += more_b
         return a, b
 
-    def _take(self, samplers: list[Callable[[], Callable[[], float]]], n: int,
+    def _take(self, samplers: list[Callable[[], Sample]], n: int,
               before_batch: Callable[[], None] | None = None) -> list[list[float]]:
         """`n` samples of each sampler, interleaved (the order alternating), all queued on the device
         behind a hold and read after one synchronisation. Waiting for each sample instead leaves the
@@ -282,50 +291,63 @@ class EventTimer:
         finished launching: a Triton launch's tens of µs of host work, which vary from one process to
         the next, were timed as the kernel's (on an H100, softmax's best config read 196-252 µs in six
         fresh processes against 189-193 µs for back-to-back calls). The hold keeps the device busy
-        while the host queues; where the device passed it before the host had queued the batch, the
-        batch may hold launch work and is taken again (`before_batch` first: the outputs poisoned
-        afresh) behind a longer one."""
+        while the host queues; a batch in which the device reached a sample's window before the host
+        had launched its work is taken again (`before_batch` first: the outputs poisoned afresh)
+        behind a hold twice as long as the host took to queue it."""
         for attempt in range(HOLD_TRIES):
             if attempt:
                 self.retaken += 1
+                self.retaken_s += time.perf_counter() - tried
                 if before_batch is not None:
                     before_batch()
-            held = self._hold(min(HOLD_MAX_S, max(HOLD_MIN_S, 2 * self._queue_s * n)))
+            tried = time.perf_counter()
+            self._hold(min(HOLD_MAX_S, max(HOLD_MIN_S, 2 * self._queue_s * n)))
             began = self.host_clock()
             pending: list[list[Callable[[], float]]] = [[] for _ in samplers]
+            late = False
             for i in range(n):
                 order = range(len(samplers)) if i % 2 == 0 else reversed(range(len(samplers)))
                 for j in order:
-                    pending[j].append(samplers[j]())
-            overtaken = held is not None and held.done()
+                    read, was_late = samplers[j]()
+                    pending[j].append(read)
+                    late = late or was_late
             self._queue_s = (self.host_clock() - began) / n
             self.runtime.synchronize()
-            if not overtaken:
+            if not late:
                 break
         return [[read() for read in series] for series in pending]
 
-    def _hold(self, seconds: float):
-        """The runtime's hold (DeviceRuntime.hold), or None where it has none (a third-party runtime
-        written before kt asked for it: its batches are queued without one)."""
+    def _hold(self, seconds: float) -> None:
+        """The runtime's hold (DeviceRuntime.hold), where it has one: a third-party runtime written
+        before kt asked for it, or a synchronous device (None), queues its batches without one and is
+        never asked whether the device reached a window early."""
         hold = getattr(self.runtime, "hold", None)
-        return hold(seconds) if hold is not None else None
+        self._hold_supported = hold is not None and hold(seconds) is not None
 
-    def _samplers(self, fns: list[Callable[[], None]], flush, method: str) -> list[Callable[[], Callable[[], float]]]:
+    def _samplers(self, fns: list[Callable[[], None]], flush, method: str) -> list[Callable[[], Sample]]:
         """One sampler per callable, all with `method` (events where a graph fails): a sampler queues one
-        timed sample and returns what reads it once the device has synchronised."""
+        timed sample and returns what reads it once the device has synchronised, and whether the device
+        reached the sample's window before its launch was queued."""
         by_events = [lambda fn=fn: self._queue_event_sample(fn, flush) for fn in fns]
         if method != "graph":
             return by_events
         graphed = [self._graph_sampler_or_none(fn, flush, self._probe_s(fn, flush)) for fn in fns]
         return by_events if None in graphed else graphed
 
-    def _queue_event_sample(self, fn, flush) -> Callable[[], float]:
+    def _queue_event_sample(self, fn, flush) -> Sample:
         flush.fill_(1)
         start, end = self.runtime.event(), self.runtime.event()
         start.record()
         fn()
+        late = self._reached(start)
         end.record()
-        return lambda: start.seconds_until(end)
+        return (lambda: start.seconds_until(end)), late
+
+    def _reached(self, event) -> bool:
+        """Whether the device has reached `event` (recorded just before a launch that has now been
+        queued): then it opened the timed window before the host had launched the work, and the window
+        may hold host time. Asked only of runtimes that hold (synchronous devices reach every event)."""
+        return self._hold_supported and event.done()
 
     def _probe_s(self, fn, flush) -> float:
         """The fastest of 5 event samples of `fn`: its device time, less whatever held the host back."""
@@ -334,7 +356,7 @@ class EventTimer:
     def _event_samples(self, fn, flush, n: int) -> list[float]:
         return self._take([lambda: self._queue_event_sample(fn, flush)], n)[0]
 
-    def _graph_sampler_or_none(self, fn, flush, estimate_s: float) -> Callable[[], Callable[[], float]] | None:
+    def _graph_sampler_or_none(self, fn, flush, estimate_s: float) -> Callable[[], Sample] | None:
         """Capture `repeat` x (flush, call) and `repeat` x (flush); a sample is their difference per call.
         None where the runtime cannot capture, or `fn` is not capturable (a host sync inside, say)."""
         repeat = max(5, min(100, int(200e-6 / max(estimate_s, 1e-7))))
@@ -356,15 +378,16 @@ class EventTimer:
         if with_call is None or flush_only is None:
             return None
 
-        def replay(graph) -> Callable[[], float]:
+        def replay(graph) -> Sample:
             start, end = self.runtime.event(), self.runtime.event()
             start.record()
             graph.replay()
+            late = self._reached(start)
             end.record()
-            return lambda: start.seconds_until(end)
+            return (lambda: start.seconds_until(end)), late
 
-        def sample() -> Callable[[], float]:
-            calls_and_flushes, flushes_alone = replay(with_call), replay(flush_only)
-            return lambda: max(calls_and_flushes() - flushes_alone(), 0.0) / repeat
+        def sample() -> Sample:
+            (calls_and_flushes, late), (flushes_alone, late_too) = replay(with_call), replay(flush_only)
+            return (lambda: max(calls_and_flushes() - flushes_alone(), 0.0) / repeat), late or late_too
 
         return sample
