@@ -286,3 +286,30 @@ def test_the_device_is_readied_before_the_first_candidate_comes(fake_device, wri
     device = next(ops for ops in served.values() if "launch_held" in ops or "time_held" in ops)
     assert judge[0] == "ready_judge", judge
     assert device[0] == "ready_device", device
+
+
+def test_readying_a_later_problem_waits_while_a_candidate_holds_the_device():
+    """The judge's cases and references are device work: readying the next problem (an 8192^3 float64
+    reference) beside a candidate being timed would be timed with it. Readying takes the device's lock."""
+    import threading
+    import time
+
+    from kt_cli.evaluate.isolated import IsolatedVerifier
+
+    verifier = IsolatedVerifier(1.0, {})
+    calls = []
+
+    class Worker:
+        def call(self, op, payload, timeout, restart_on=()):
+            calls.append(op)
+
+    verifier._judge = lambda op, **payload: calls.append(op)
+    with verifier.lock:  # a candidate on the device
+        readying = threading.Thread(target=verifier.ready, args=(Worker(), None, [{"N": 8}], "float32", 0))
+        readying.start()
+        time.sleep(0.2)
+        assert calls == []
+    readying.join(5)
+    assert calls == ["ready_device", "ready_judge"]
+    verifier.stop()
+

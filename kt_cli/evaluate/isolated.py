@@ -55,11 +55,13 @@ class IsolatedVerifier:
         """Before a problem's first candidate comes: the candidate's worker readies its device and loads
         the module, the judge makes and holds the cases verify() will ask for and loads its comparison.
         The first candidate of a run paid 1.5-2 s of this on the H100 hosts while the device waited. A
-        failure here is left to that candidate, whose own requests say what is wrong."""
-        with contextlib.suppress(WorkerFailure):
+        failure here is left to that candidate, whose own requests say what is wrong. Each step holds
+        the device (`lock`): the judge's cases and references are device work, and a later problem's (an
+        8192³ reference in float64) must not run beside an earlier problem's timed candidate."""
+        with self.lock, contextlib.suppress(WorkerFailure):
             worker.call("ready_device", {"source": source, "target": self.target}, self.timeout,
                         restart_on=RESTART_ON)  # (a module that patches torch leaves no worker it patched)
-        with contextlib.suppress(WorkerFailure):
+        with self.lock, contextlib.suppress(WorkerFailure):
             self._judge("ready_judge", source=source, runs=verification_runs(shapes), dtype=dtype, seed=seed)
 
     def verify(self, worker: WorkerPool, source, params: dict, options: dict, shapes: list, dtype: str, seed: int,
