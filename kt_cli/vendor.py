@@ -60,13 +60,12 @@ class DeviceRuntime(Protocol):
     def event(self) -> DeviceEvent:
         """A new timing event."""
 
-    def hold(self, seconds: float) -> DeviceEvent | None:
-        """(Optional.) Queue device work that keeps the current device busy for about `seconds`, and return an
-        event recorded after it; None where the device runs work as it is queued (a fake CPU device).
-        The timer queues a batch of samples behind it, so that no timed window opens before the host
-        has launched what it times. Where it holds, the timer asks each sample's start event's done()
-        right after queueing the launch: a window the device opened before the launch was queued is
-        retaken."""
+    def hold(self, seconds: float) -> bool:
+        """(Optional.) Queue device work that keeps the current device busy for about `seconds`; False
+        where the device runs work as it is queued (a fake CPU device). The timer queues a batch of
+        samples behind it, so that no timed window opens before the host has launched what it times.
+        Where it holds, the timer asks each sample's start event's done() right after queueing the
+        launch: a window the device opened before the launch was queued is retaken."""
 
     def capture(self, work: Callable[[], None]) -> DeviceGraph | None:
         """`work` captured as a replayable graph, or None where this device cannot capture (the caller

@@ -65,8 +65,8 @@ class CpuRuntime:
     def event(self) -> ClockEvent:
         return ClockEvent()
 
-    def hold(self, seconds: float) -> None:
-        return None  # synchronous: the host's work is the device's
+    def hold(self, seconds: float) -> bool:
+        return False  # synchronous: the host's work is the device's
 
     def capture(self, work):
         return None

@@ -57,7 +57,7 @@ class TorchCudaRuntime:
     def event(self) -> TorchCudaEvent:
         return TorchCudaEvent()
 
-    def hold(self, seconds: float) -> TorchCudaEvent:
+    def hold(self, seconds: float) -> bool:
         """torch.cuda._sleep (a one-thread kernel that spins on the SM's cycle counter) for about
         `seconds`: its rate is read once per device by timing one sleep, and moves with the clock, so
         the timer asks for a margin and checks the event."""
@@ -73,9 +73,7 @@ class TorchCudaRuntime:
             torch.cuda.synchronize()
             self._sleep_cycles_per_s[index] = SLEEP_PROBE_CYCLES / max(start.seconds_until(end), 1e-6)
         torch.cuda._sleep(max(1, int(seconds * self._sleep_cycles_per_s[index])))
-        held = TorchCudaEvent()
-        held.record()
-        return held
+        return True
 
     def capture(self, work: Callable[[], None]):
         """A CUDA (or HIP) graph of `work`, after one warm-up run on the capture stream so the caching

@@ -39,9 +39,9 @@ RACE_FIRST_SAMPLES = 5
 MIN_SAMPLES = 20
 # A batch's hold: twice what queueing its samples took the host in the batch before (per sample; at
 # least HOLD_MIN_S, at most HOLD_MAX_S), so that the device is still held when the host has launched
-# the last sample. On an H200
-# with the compile pool on every core, a 91 µs fp8 GEMM whose launch builds three TMA descriptors read
-# 230-570 µs behind a lead of 8 cache flushes (benchmarks/results/s19/fp8).
+# the last sample. On an H200 with the compile pool on every core, a 91 µs fp8 GEMM whose launch builds
+# three TMA descriptors read 230-570 µs behind the lead of 8 cache flushes this replaced
+# (benchmarks/results/s19/fp8).
 HOLD_MIN_S = 1e-3
 HOLD_MAX_S = 0.25
 HOLD_TRIES = 3  # a batch in which the device reached a timed window before its launch was queued is
@@ -319,10 +319,10 @@ class EventTimer:
 
     def _hold(self, seconds: float) -> None:
         """The runtime's hold (DeviceRuntime.hold), where it has one: a third-party runtime written
-        before kt asked for it, or a synchronous device (None), queues its batches without one and is
-        never asked whether the device reached a window early."""
+        before kt asked for it, or a synchronous device (its hold says False), queues its batches
+        without one and is never asked whether the device reached a window early."""
         hold = getattr(self.runtime, "hold", None)
-        self._hold_supported = hold is not None and hold(seconds) is not None
+        self._hold_supported = hold is not None and bool(hold(seconds))
 
     def _samplers(self, fns: list[Callable[[], None]], flush, method: str) -> list[Callable[[], Sample]]:
         """One sampler per callable, all with `method` (events where a graph fails): a sampler queues one
