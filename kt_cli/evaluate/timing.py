@@ -37,8 +37,8 @@ WARMUP_CALLS = 3
 # MIN_SAMPLES are in, whichever the first batch.
 RACE_FIRST_SAMPLES = 5
 MIN_SAMPLES = 20
-# A batch's hold: twice what queueing its samples took the host in the batch before (per sample; at
-# least HOLD_MIN_S, at most HOLD_MAX_S), so that the device is still held when the host has launched
+# A batch's hold: twice what queueing its samples took the host in the batch before (the median round of
+# samples, times the batch's rounds; at least HOLD_MIN_S, at most HOLD_MAX_S), so that the device is still held when the host has launched
 # the last sample. On an H200 with the compile pool on every core, a 91 µs fp8 GEMM whose launch builds
 # three TMA descriptors read 230-570 µs behind the lead of 8 cache flushes this replaced
 # (benchmarks/results/s19/fp8).
@@ -302,16 +302,18 @@ class EventTimer:
                     before_batch()
             tried = time.perf_counter()
             self._hold(min(HOLD_MAX_S, max(HOLD_MIN_S, 2 * self._queue_s * n)))
-            began = self.host_clock()
             pending: list[list[Callable[[], float]]] = [[] for _ in samplers]
-            late = False
+            late, rounds = False, []
             for i in range(n):
+                began = self.host_clock()
                 order = range(len(samplers)) if i % 2 == 0 else reversed(range(len(samplers)))
                 for j in order:
                     read, was_late = samplers[j]()
                     pending[j].append(read)
                     late = late or was_late
-            self._queue_s = (self.host_clock() - began) / n
+                rounds.append(self.host_clock() - began)
+            self._queue_s = sorted(rounds)[len(rounds) // 2]  # the median: one stall of the host does not
+            #                                                   stretch every later hold
             self.runtime.synchronize()
             if not late:
                 break
