@@ -240,6 +240,24 @@ def test_a_host_stall_while_the_device_is_busy_costs_no_retake():
     assert held and max(held) < 2e-3
 
 
+def test_a_batch_still_late_after_every_try_leaves_a_result_marked_imprecise():
+    """A runtime whose hold holds nothing: every window opens before its launch is queued. The batches
+    are taken again HOLD_TRIES times, then kept, and the result says it is not precise."""
+    from kt_cli.evaluate.timing import HOLD_TRIES
+
+    device = _QueuedDevice()
+    device.hold = lambda seconds: True
+    timer = EventTimer(device, flush_bytes=1 << 16, max_seconds=0.5, host_clock=lambda: device.host)
+
+    class Flush:
+        def fill_(self, value):
+            device.launch(5e-6, 35e-6)
+
+    timer._flush = Flush()
+    (stats,) = timer.measure_interleaved([lambda: device.launch(400e-6, 90e-6)], "events")
+    assert not stats.precise and timer.kept_late >= 1 and timer.retaken == (HOLD_TRIES - 1) * timer.kept_late
+
+
 class _CapturingDevice(_QueuedDevice):
     """_QueuedDevice that can capture: a graph replays the captured calls' device time in one launch."""
 

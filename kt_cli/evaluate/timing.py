@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 WARMUP_S = 0.025
@@ -171,6 +171,7 @@ class EventTimer:
         self.last_steps: dict[str, float] = {}  # seconds of the last measure_interleaved's steps
         self.retaken = 0  # batches taken again: the device reached a window before its launch (all time)
         self.retaken_s = 0.0  # seconds spent on the tries taken again (all time)
+        self.kept_late = 0  # batches kept late after HOLD_TRIES tries (all time)
 
     def _flush_buffer(self):
         import torch
@@ -242,8 +243,11 @@ class EventTimer:
                 spent["retaken"] += self.retaken_s - retaken
                 spent["sampling"] += time.perf_counter() - queued - (self.retaken_s - retaken)
 
+        kept_late = self.kept_late
         stats = sample_until_tight(batch, method, self.rel_ci, self.max_seconds, stop=stop, max_samples=max_samples,
                                    judged=judged)
+        if self.kept_late > kept_late:  # a batch may hold host time: the result says it is not precise
+            stats = [replace(s, precise=False) for s in stats]
         # sampling: the samples queued, run and read; retaken: batches taken again (a window opened before
         # its launch was queued); statistics: the intervals between batches
         self.last_steps = {"warm-up": warm - started, "capture": ready - warm, **spent,
@@ -293,7 +297,8 @@ class EventTimer:
         fresh processes against 189-193 µs for back-to-back calls). The hold keeps the device busy
         while the host queues; a batch in which the device reached a sample's window before the host
         had launched its work is taken again (`before_batch` first: the outputs poisoned afresh)
-        behind a hold twice as long as the host took to queue it."""
+        behind a hold twice as long as the host took to queue it; one still late after HOLD_TRIES is
+        kept and counted (`kept_late`: its measurement is then not `precise`)."""
         for attempt in range(HOLD_TRIES):
             if attempt:
                 self.retaken += 1
@@ -317,6 +322,8 @@ class EventTimer:
             self.runtime.synchronize()
             if not late:
                 break
+        else:
+            self.kept_late += 1
         return [[read() for read in series] for series in pending]
 
     def _hold(self, seconds: float) -> None:
