@@ -129,6 +129,18 @@ def test_check_reads_the_blocks_of_a_recording_and_the_artifact(kt, tmp_path):
     assert result.exit_code == 1 and "M=32768,N=4096: regression" in result.stderr
 
 
+def test_samples_that_may_hold_host_launch_time_are_said_in_the_verdict(kt, tmp_path):
+    """A measurement whose timer kept batches still late after every try (EventTimer.kept_late): the
+    verdict stands, and its message says how many batches may hold host launch time."""
+    art = nvidia_artifact(tmp_path)
+    rec = recording(tmp_path / "rec.json", art, {BIG: {**samples(100e-6, 150e-6), "late_batches": 2},
+                                                 WIDE: samples(100e-6, 120e-6)})
+    result = kt("check", art, "--replay", rec, "--json")
+    assert result.exit_code == 0, result.output
+    messages = [o.get("message", "") for o in json.loads(result.stdout)]
+    assert sum("2 batch(es) of samples may hold host launch time" in m for m in messages) == 1, messages
+
+
 def test_a_wrong_result_exits_1(kt, tmp_path):
     art = nvidia_artifact(tmp_path)
     wrong = {"device": H100, "failure_kind": "wrong",

@@ -523,6 +523,7 @@ def recheck(source, target, device_index: int, shape: dict, params: dict, dtype:
     kernel_params, options = split_params(params, target.launch_options)
     device, runtime = _present(vendor, target, device_index)
     timer = vendor.timer(device)
+    late = getattr(timer, "kept_late", 0)
     kernel_s, baseline_s, sizes, kept = [], [], [], []
     for block in range(blocks):
         inputs = kernel.make_inputs(shape, dtype, Tensors(runtime.torch_device, seed + block))
@@ -537,8 +538,9 @@ def recheck(source, target, device_index: int, shape: dict, params: dict, dtype:
         held = sum(t.numel() * t.element_size() for t in inputs.values() if hasattr(t, "element_size"))
         if held * (len(kept) + 2) < runtime.free_bytes() // 4:
             kept.append(inputs)  # so the next block's inputs land elsewhere
+    # batches whose windows may hold host launch time (EventTimer: still late after every try)
     return {"kernel": kernel_s, "baseline": baseline_s, "blocks": sizes,
-            "timer": timer.name, "device": device.name}
+            "timer": timer.name, "device": device.name, "late_batches": getattr(timer, "kept_late", 0) - late}
 
 
 def _classify_launch_error(exc: Exception, vendor) -> WorkerFailure:

@@ -257,8 +257,11 @@ def check_artifact(manifest: dict, threshold: float, samples) -> list[Outcome]:
                          (entry.get("stats") or {}).get("check_block_ratios"))
         was = (entry.get("device") or {}).get("name")
         moved = f"; tuned on {was}" if was and was != device else ""
+        late = out.get("late_batches") or 0
         message = (f"{verdict.slowdown:.3f}x the artifact's kernel/reference time (95% {verdict.low:.3f}-"
-                   f"{verdict.high:.3f}, threshold {1 + threshold:.3f}){moved}")
+                   f"{verdict.high:.3f}, threshold {1 + threshold:.3f}){moved}"
+                   + (f"; {late} batch(es) of samples may hold host launch time (the device reached their "
+                      "windows before the launches)" if late else ""))
         outcomes.append(Outcome(**base, status=verdict.status, device=device, message=message, verdict=verdict))
     return outcomes
 
