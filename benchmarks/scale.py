@@ -7,10 +7,10 @@ Each run tunes a fresh study (its own SQLite file in a temporary directory) and 
 the study itself: evaluated trials divided by the time from the first trial's start to the last one's
 end over all the recipe's studies (they run side by side), so the workers' start-up (importing torch
 and triton) is not counted; the wall time with start-up is printed beside it. Each run compiles into
-a Triton cache of its own, so a later run does not find an earlier one's binaries; with --warm-cache DIR every run compiles into DIR
-instead, after one untimed run of the recipe has filled it (the host's compiles no longer bound the
-rate: what the GPUs add when they are the bound). The goal: 2 workers on 2 GPUs reach at least 1.8x the
-trials per minute of one.
+a Triton cache of its own, so a later run does not find an earlier one's binaries; with --warm-cache
+DIR every run compiles into DIR instead, after one untimed run of the recipe has filled it (Triton's
+compiles are then cache hits). The goal: 2 workers on 2 GPUs reach at least 1.8x the trials per minute
+of one.
 With --json FILE, each run's row is appended to FILE as it finishes.
 """
 

@@ -9,8 +9,8 @@ import time
 
 def log_timing(side: str, op: str, *stamps: float) -> None:
     """One line `op stamp...` in DIR/pipe-SIDE-PID.log: for a request, when it was sent, received,
-    answered and its answer received, on both sides of the pipe; when a worker was forked and ready
-    ("start"), and when it readied its launch watch ("warm")."""
+    answered and its answer received, on both sides of the pipe; and when a worker was forked and
+    ready ("start")."""
     where = os.environ.get("KT_PROFILE_DIR")
     if where:
         with open(os.path.join(where, f"pipe-{side}-{os.getpid()}.log"), "a") as log:

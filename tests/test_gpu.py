@@ -270,4 +270,3 @@ def test_the_gluon_gemm_is_right_on_hopper_in_fp8(tmp_path):
     for t in trials:
         assert t["resources"]["threads"] == 12 * 32 and t["resources"]["spill_bytes"] == 0
         assert t["stats"]["speedup"] > 0.3  # against torch._scaled_mm, timed in the same run
-

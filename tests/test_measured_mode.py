@@ -312,4 +312,3 @@ def test_readying_a_later_problem_waits_while_a_candidate_holds_the_device():
     readying.join(5)
     assert calls == ["ready_device", "ready_judge"]
     verifier.stop()
-

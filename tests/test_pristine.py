@@ -13,8 +13,7 @@ SCRIPT = """
 import functools, sys
 import torch
 from kt_cli.evaluate import requests
-from kt_cli.evaluate.launch_watch import PRISTINE
-from kt_cli.evaluate.launch_watch import LaunchWatch
+from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch
 requests.prepare_worker()
 assert "torch._dynamo" not in sys.modules, "a worker's start imported torch._dynamo"
 with LaunchWatch().watching():

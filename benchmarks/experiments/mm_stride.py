@@ -14,21 +14,21 @@ configs = {"gluon128": (dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, SP
                                 GLUON=1, UNITS=132, num_stages=4), {"num_warps": 4})}
 
 
-def views(size: int, pitch: int, pitch_b: int | None = None, pitch_c: int | None = None):
-    def one(rows, cols, apart):
-        return torch.randn(rows, apart, device="cuda", dtype=torch.bfloat16)[:, :cols]
-    return (one(size, size, pitch), one(size, size, pitch_b or pitch),
-            torch.empty(size, pitch_c or pitch, device="cuda", dtype=torch.bfloat16)[:, :size])
+def views(size: int, pitch_a: int, pitch_b: int, pitch_c: int):
+    """A, B and C of size x size, each a view of a buffer whose rows lie its pitch (elements) apart."""
+    def one(pitch, fill):
+        return fill(size, pitch, device="cuda", dtype=torch.bfloat16)[:, :size]
+    return one(pitch_a, torch.randn), one(pitch_b, torch.randn), one(pitch_c, torch.empty)
 
 
 CASES = [(1000, 1000, 1000, 1000), (1000, 1008, 1008, 1008), (1000, 1024, 1024, 1024), (1024, 1024, 1024, 1024),
          # A, B, C rows apart: one operand at a time
          (1000, 1000, 1024, 1024), (1000, 1024, 1000, 1024), (1000, 1024, 1024, 1000), (1000, 1000, 1000, 1024)]
-for size, pitch, pitch_b, pitch_c in CASES:
-    a, b, c = views(size, pitch, pitch_b, pitch_c)
+for size, pitch_a, pitch_b, pitch_c in CASES:
+    a, b, c = views(size, pitch_a, pitch_b, pitch_c)
     ref = a.float() @ b.float()
     t_ref = triton.testing.do_bench_cudagraph(lambda: torch.matmul(a, b), rep=200)
-    line = f"M=N=K={size}, rows of A, B, C {pitch}, {pitch_b}, {pitch_c} apart: cuBLAS {t_ref * 1e3:.2f} us"
+    line = f"M=N=K={size}, rows of A, B, C {pitch_a}, {pitch_b}, {pitch_c} apart: cuBLAS {t_ref * 1e3:.2f} us"
     for name, (params, opts) in configs.items():
         kmod, inputs = Bound(tmpl, opts), {"a": a, "b": b, "c": c}
         tmpl.launch(kmod, inputs, params)

@@ -3,9 +3,9 @@
     T0=$(date +%s.%N) KT_PROFILE_DIR=/tmp/pipes kt tune recipes/matmul.toml --out /tmp/a
     python benchmarks/experiments/startup_timeline.py /tmp/pipes --t0 $T0 [--until 15]
 
-Each worker process logs when it was forked and ready ("start"), when it readied its launch watch
-("warm") and every request it served (kt_cli/stamps.py), and the CLI marks its own steps (stamps.mark). This prints, per worker, its
-role (guessed from the requests it served), those events in seconds after T0, and the first requests,
+Each worker process logs when it was forked and ready ("start") and every request it served
+(kt_cli/stamps.py), and the CLI marks its own steps (stamps.mark). This prints, per worker, its role
+(guessed from the requests it served), those events in seconds after T0, and the first requests,
 so that the question "what did the first candidate wait for" reads off one table.
 """
 
@@ -33,7 +33,7 @@ def read(directory: Path) -> dict:
 
 
 def role(rows: list) -> str:
-    ops = collections.Counter(r[0] for r in rows if r[0] not in ("start", "warm"))
+    ops = collections.Counter(r[0] for r in rows if r[0] != "start")
     for op, _ in ops.most_common():
         for prefix, name in ROLES.items():
             if op.startswith(prefix):
@@ -59,11 +59,11 @@ def main() -> None:
             rel = [s - args.t0 for s in stamps]
             if rel[0] > args.until:
                 break
-            if op in ("start", "warm"):
-                events.append(f"{op} {rel[0]:.2f}->{rel[1]:.2f}")
-            elif shown < args.requests:
-                events.append(f"{op} {rel[0]:.2f}->{rel[1]:.2f}")
+            if op != "start":  # a request: the first few only
+                if shown == args.requests:
+                    continue
                 shown += 1
+            events.append(f"{op} {rel[0]:.2f}->{rel[1]:.2f}")
         print(f"{name:>14} {pid:>7}: " + "; ".join(events))
     for path in sorted(args.directory.glob("pipe-cli-*.log")):
         marks = [line.split()[:-2] + [float(line.split()[-2])] for line in path.read_text().splitlines()]
