@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 
+from kt_cli import binary_features
 from kt_cli.hookspecs import hookimpl
 from kt_cli.peaks import peaks_for_name, peaks_of
 from kt_cli.types import Device, Resources, TargetSpec
@@ -72,6 +74,7 @@ _WIDTH_BYTES = {"128": 16, "64": 8, "U16": 2, "S16": 2, "U8": 1, "S8": 1}
 _SASS_OP = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]+)((?:\.[A-Z0-9_]+)*)([^;]*)")
 _MMA_SHAPE = re.compile(r"\.(\d+)x(\d+)x(\d+)")  # a warpgroup MMA's m x n x k: HGMMA.64x256x16.F32.BF16
 _BRANCH_TARGET = re.compile(r"0x([0-9a-f]+)")
+SASS_READER = (__file__, inspect.getfile(LoadPhases))  # the code sass_mix's result depends on
 
 
 def _cuobjdump(cubin: bytes, flag: str) -> str:
@@ -161,7 +164,8 @@ class NvidiaVendor(Vendor):
                          limiter=limiter, extra={"stack_bytes": stack, "local_bytes": local})
 
     def instruction_mix(self, compiled, target) -> dict:
-        return sass_mix(compiled.asm["cubin"])
+        # the disassembler's start-up (~0.3 s of CPU) costs more than loading a cached binary
+        return binary_features.cached("sass_mix", compiled.asm["cubin"], sass_mix, SASS_READER)
 
     def model_prunes(self, target) -> bool:
         return target.arch in VALIDATED_ARCHS
