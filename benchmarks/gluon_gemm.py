@@ -58,7 +58,7 @@ def run_config(mod, a, b, c, config, units: int) -> None:
     bm, bn, bk, stages, warps, group_m = config
     (m, k), n = a.shape, b.shape[1]
     grid = (min(triton.cdiv(m, bm) * triton.cdiv(n, bn), units),)
-    mod.matmul_gluon_kernel[grid](*mod.gluon_descriptors(a, b, c, bm, bn, bk), m, n, k, GROUP_M=group_m,
+    mod.matmul_gluon_kernel[grid](*mod.gluon_descriptors(a, b, c, bm, bn, bk, bn), m, n, k, GROUP_M=group_m,
                                   num_stages=stages, PRODUCER_REGS=mod.PRODUCER_REGS, num_warps=warps,
                                   B_KMAJOR=b.stride(0) == 1)
 

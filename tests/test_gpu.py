@@ -227,21 +227,27 @@ GLUON = [1]
 num_warps = [8]
 num_stages = [3]
 """
+# the C tile stored whole (EPILOGUE_N left out: BLOCK_N), and in four 64-column slices, whose shared memory
+# leaves room for a 4th stage of the ring
+GLUON_SPACES = pytest.mark.parametrize(
+    "space", [GLUON_SPACE, GLUON_SPACE.replace("num_stages = [3]", "num_stages = [4]\nEPILOGUE_N = [64]")],
+    ids=["whole_c_tile", "c_in_slices_4_stages"])
 
 
-def test_the_gluon_gemm_is_right_on_hopper_at_4096_and_ragged_1000(tmp_path):
+@GLUON_SPACES
+def test_the_gluon_gemm_is_right_on_hopper_at_4096_and_ragged_1000(tmp_path, space):
     """The warp-specialized Gluon GEMM (sm_90 only) through kt's measured path: verified against the
     reference at 4096^3 and 1000^3 (K = 1000 is not a multiple of BLOCK_K: the TMA zero-fills the last
-    step) and at the odd verification shape (which its launch hands to the plain kernel), then timed
-    against torch.matmul. 12 warps a program (8 consumer warps, the producer's warpgroup) shows that the
-    main launch was the Gluon kernel."""
+    step; N = 1000 cuts the last tile's C slices short) and at the odd verification shape (which its
+    launch hands to the plain kernel), then timed against torch.matmul. 12 warps a program (8 consumer
+    warps, the producer's warpgroup) shows that the main launch was the Gluon kernel."""
     import torch
 
     if torch.cuda.get_device_capability()[0] != 9:
         pytest.skip("the Gluon variant runs on sm_90 only")
     recipe = tmp_path / "mm.toml"
     recipe.write_text((ROOT / "recipes" / "matmul.toml").read_text().split("[search]")[0].replace(
-        "shapes = [", "shapes = [{M = 4096, N = 4096, K = 4096}, {M = 1000, N = 1000, K = 1000}]\n# ") + GLUON_SPACE)
+        "shapes = [", "shapes = [{M = 4096, N = 4096, K = 4096}, {M = 1000, N = 1000, K = 1000}]\n# ") + space)
     result = kt("tune", recipe, "--out", tmp_path / "art")
     assert result.exit_code == 0, result.output
     trials = [json.loads(l) for l in (tmp_path / "art" / "matmul.kt" / "trials.jsonl").read_text().splitlines()]
@@ -252,17 +258,19 @@ def test_the_gluon_gemm_is_right_on_hopper_at_4096_and_ragged_1000(tmp_path):
         assert t["stats"]["speedup"] > 0.3  # against torch.matmul, timed in the same run
 
 
-def test_the_gluon_gemm_is_right_on_hopper_in_fp8(tmp_path):
+@GLUON_SPACES
+def test_the_gluon_gemm_is_right_on_hopper_in_fp8(tmp_path, space):
     """The same kernel on fp8 e4m3 (B K-major, its tiles handed to the wgmma transposed; C bf16): verified
-    at 4096^3 and at 1000 x 1008 x 1008 (M ragged against the tile) against the float64 reference, then
-    timed against torch._scaled_mm in the same run; 12 warps a program shows the Gluon kernel ran."""
+    at 4096^3, 8192^3 and 1000 x 1008 x 1008 (M and N ragged against the tile) against the float64
+    reference, then timed against torch._scaled_mm in the same run; 12 warps a program shows the Gluon
+    kernel ran."""
     import torch
 
     if torch.cuda.get_device_capability()[0] != 9:
         pytest.skip("the Gluon variant runs on sm_90 only")
     recipe = tmp_path / "mm8.toml"
     recipe.write_text((ROOT / "recipes" / "matmul_fp8.toml").read_text().split("[search]")[0]
-                      + GLUON_SPACE.replace("BLOCK_K = [64]", "BLOCK_K = [128]"))
+                      + space.replace("BLOCK_K = [64]", "BLOCK_K = [128]"))
     result = kt("tune", recipe, "--out", tmp_path / "art")
     assert result.exit_code == 0, result.output
     trials = [json.loads(l) for l in (tmp_path / "art" / "matmul.kt" / "trials.jsonl").read_text().splitlines()]

@@ -4,8 +4,13 @@ static mode, whose CPU interpreter cannot run a Gluon kernel, never lets it win 
 
 import pytest
 
+from kt_cli.plugins import target as target_spec
+from kt_cli.recipe.parse import DTYPES, load_recipe
+from kt_cli.recipe.space import constraint_env
+from kt_cli.search.plan import build_space
+from tests.conftest import ROOT
 from tests.helpers import kt
-from tests.kernel_checks import check_static_gluon_point, compile_for, stop_workers
+from tests.kernel_checks import check_static_gluon_point, compile_for, inspect_module, stop_workers
 from tests.test_library_compute import BIG_GEMM, _first_broken_constraint
 
 
@@ -28,6 +33,13 @@ GLUON = {"GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "UNITS": 132, "TMA"
     (BIG_GEMM, "float8_e4m3", {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128, "num_stages": 3, "num_warps": 8}),
     ({"M": 1000, "N": 1008, "K": 1008}, "float8_e4m3", {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128,
                                                         "num_stages": 4, "num_warps": 4}),
+    # the C tile stored in 64-column slices: a 4th stage fits in the shared memory a whole C tile took
+    (BIG_GEMM, "bfloat16", {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 4, "num_warps": 8,
+                            "EPILOGUE_N": 64}),
+    (BIG_GEMM, "float8_e4m3", {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128, "num_stages": 4, "num_warps": 8,
+                               "EPILOGUE_N": 64}),
+    ({"M": 1000, "N": 1000, "K": 1000}, "bfloat16", {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64,
+                                                     "num_stages": 3, "num_warps": 8, "EPILOGUE_N": 128}),
 ])
 def test_gluon_gemm_cross_compiles_for_hopper_with_sane_resources(shape, dtype, tiles):
     out = compile_for("matmul", "nvidia:sm_90", shape, dtype, {**GLUON, **tiles})
@@ -35,14 +47,17 @@ def test_gluon_gemm_cross_compiles_for_hopper_with_sane_resources(shape, dtype, 
     # the main launch is the warp-specialized kernel: the consumer warps plus the producer's warpgroup
     assert res["threads"] == (tiles["num_warps"] + 4) * 32
     ring = (tiles["BLOCK_M"] + tiles["BLOCK_N"]) * tiles["BLOCK_K"] * (1 if dtype == "float8_e4m3" else 2) * tiles["num_stages"]
-    assert ring < res["shared_bytes"] <= H100_SHARED  # the ring and the C tile of the epilogue
+    c_slice = tiles["BLOCK_M"] * tiles.get("EPILOGUE_N", tiles["BLOCK_N"]) * 2  # bf16 C for fp8 too
+    # the ring, one C slice of the epilogue and the mbarriers: what the shared-memory constraint counts
+    assert ring + c_slice < res["shared_bytes"] <= min(ring + c_slice + 1024, H100_SHARED)
     assert res["spill_bytes"] == 0 and 0 < res["registers"] <= 255
     assert (out["programs"], out["launches"]) == (min(132, -(-shape["M"] // tiles["BLOCK_M"])
                                                       * -(-shape["N"] // tiles["BLOCK_N"])), 1)
     assert out["estimate"]["seconds"] > 0
 
 
-POINT = {**GLUON, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 3, "num_warps": 8}
+POINT = {**GLUON, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 3, "num_warps": 8,
+         "EPILOGUE_N": 256}
 
 
 @pytest.mark.parametrize("target,dtype,shape,change,rule", [
@@ -58,6 +73,10 @@ POINT = {**GLUON, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 3
     ("nvidia:sm_90", "bfloat16", BIG_GEMM, {"BLOCK_M": 64}, "BLOCK_M % (16 * num_warps)"),  # 8 warps need 128 rows
     ("nvidia:sm_90", "bfloat16", BIG_GEMM, {"BLOCK_M": 256}, "// (32 * num_warps) <= 128"),  # accumulator registers
     ("nvidia:sm_90", "bfloat16", BIG_GEMM, {"num_stages": 4}, "<= smem_bytes"),  # 4 x 48 KiB ring + 64 KiB C tile
+    # the C tile in slices: 4 x 48 KiB ring + a 16 KiB slice (fp8: 4 x 48 KiB + 16 KiB of bf16); 3 stages, 2 slices
+    ("nvidia:sm_90", "bfloat16", BIG_GEMM, {"num_stages": 4, "EPILOGUE_N": 64}, None),
+    ("nvidia:sm_90", "float8_e4m3", BIG_GEMM, {"BLOCK_K": 128, "num_stages": 4, "EPILOGUE_N": 64}, None),
+    ("nvidia:sm_90", "bfloat16", {"M": 1000, "N": 1000, "K": 1000}, {"EPILOGUE_N": 128}, None),
 ])
 def test_constraints_keep_the_gluon_variant_to_points_it_can_run(target, dtype, shape, change, rule):
     broken = _first_broken_constraint("matmul", dtype, shape, target, {**POINT, **change})
@@ -65,6 +84,39 @@ def test_constraints_keep_the_gluon_variant_to_points_it_can_run(target, dtype, 
         assert broken is None
     else:
         assert broken is not None and "GLUON == 0" in broken and rule in broken, broken
+
+
+@pytest.mark.parametrize("target,change", [
+    ("nvidia:sm_90", {"GLUON": 0, "EPILOGUE_N": 64}),  # the TMA kernel stores its tile whole
+    ("nvidia:sm_90", {"BLOCK_N": 128, "EPILOGUE_N": 256}),  # a slice wider than the tile
+    ("nvidia:sm_90", {"EPILOGUE_N": 96}),  # slices that do not divide the tile
+    ("amd:gfx942", {"UNITS": 304, "TMA": 0, "PROGRAMS_PER_UNIT": 0, "BLOCK_N": 128, "num_warps": 4,
+                    "num_stages": 2, "EPILOGUE_N": 64}),  # the AMD Gluon kernel stores from registers
+])
+def test_epilogue_slices_are_the_hopper_gluon_kernels_alone(target, change):
+    """EPILOGUE_N narrower than BLOCK_N only where sm_90's Gluon kernel stores its C tile in slices, and
+    only slices that divide the tile: elsewhere the knob would change nothing but the trial's name."""
+    point = {**POINT, **change}
+    broken = _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, target, point)
+    assert broken is not None and broken.startswith("EPILOGUE_N == BLOCK_N or"), broken
+    assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, target,
+                                    {**point, "EPILOGUE_N": point["BLOCK_N"]}) is None
+
+
+@pytest.mark.parametrize("recipe,sliced", [("matmul", {64}), ("matmul_fp8", {64, 128})])
+def test_seeds_keep_their_whole_c_tile_unless_they_name_slices(recipe, sliced):
+    """In the library recipes' spaces (EPILOGUE_N widest first) a seed that leaves EPILOGUE_N out is
+    completed with its whole tile, as it ran before the knob existed; the 4-stage seeds with 64-column
+    slices fit where their ring does (BLOCK_K 128 only in fp8)."""
+    r = load_recipe(ROOT / "recipes" / f"{recipe}.toml")
+    shape, spec = r.problem.shapes[0], target_spec("nvidia:sm_90")
+    info = inspect_module("matmul", r.problem.dtype, [shape])
+    space = build_space(r, info["space"], info["constraints"], spec, set(shape))
+    env_of = lambda point: constraint_env(point, shape, spec.properties, DTYPES[r.problem.dtype])  # noqa: E731
+    completed = [(seed, space.completion(seed, env_of)) for seed in info["seeds"]]
+    for seed, full in completed:
+        assert full is None or full["EPILOGUE_N"] == seed.get("EPILOGUE_N", full["BLOCK_N"]), (seed, full)
+    assert {seed["BLOCK_K"] for seed, full in completed if full is not None and "EPILOGUE_N" in seed} == sliced
 
 
 STATIC_RECIPE = """

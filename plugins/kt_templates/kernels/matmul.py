@@ -22,9 +22,12 @@
   and B tiles into a ring of num_stages shared-memory stages, each guarded by a `ready` and an `empty`
   mbarrier; the num_warps // 4 consumer warpgroups issue asynchronous wgmma on each stage as it lands,
   keep one MMA in flight and hand the previous stage back once it is done; the C tile leaves through
-  shared memory and a TMA store, which runs while the next tile's loads are already in flight. The
-  descriptors are built on the host. fp8 e4m3 runs it too, B K-major (the only B layout fp8 wgmma
-  reads from shared memory: its tiles land N x K and are handed to the wgmma transposed), C bf16. A
+  shared memory and TMA stores, which run while the next tile's loads are already in flight. It leaves
+  in column slices EPILOGUE_N wide (BLOCK_N: whole), split off the accumulator in registers and each
+  stored through one BLOCK_M x EPILOGUE_N buffer: the shared memory a whole C tile would take can hold
+  another ring stage (bf16 128x256x64 or fp8 128x256x128 with 4 stages). The descriptors are built on
+  the host. fp8 e4m3 runs it too, B K-major (the only B layout fp8 wgmma reads from shared memory: its
+  tiles land N x K and are handed to the wgmma transposed), C bf16. A
   launch it cannot take (not fp16/bf16/fp8, a row not a multiple of 16 bytes, a 16-bit B stored K-major)
   runs the TMA variant's kernels. Gluon kernels do not run under Triton's CPU
   interpreter: in static mode kt cross-compiles such a point (its resources are recorded) but records
@@ -68,6 +71,9 @@ SPACE = {
     "PROGRAMS_PER_UNIT": [0, 1, 2],
     "TMA": [0, 1],
     "GLUON": [0, 1],
+    # sm_90's Gluon kernel: the width of the C slices its epilogue stores (BLOCK_N: the whole tile). Widest
+    # first: a seed that leaves it out is completed with the first value that fits, its whole tile
+    "EPILOGUE_N": [256, 128, 64, 32],
     "UNITS": [108, 132, 142, 148, 110, 256, 304],  # nvidia sm_80/90/89/100, amd gfx90a/950/942
     "num_warps": [2, 4, 8],
     "num_stages": [2, 3, 4, 5],
@@ -94,10 +100,19 @@ CONSTRAINTS = [
     # each consumer warp takes 16 rows of a wgmma; accumulator registers per consumer thread
     "GLUON == 0 or mfma_gluon == 1 or (num_warps % 4 == 0 and BLOCK_M % (16 * num_warps) == 0)",
     "GLUON == 0 or mfma_gluon == 1 or BLOCK_M * BLOCK_N // (32 * num_warps) <= 128",
-    # the ring of num_stages A and B tiles and the C tile of the epilogue (bf16 for fp8 inputs), all in
+    # the epilogue stores whole slices of the C tile; every other kernel ignores EPILOGUE_N, so it stays
+    # BLOCK_N there and the search spends no trial on a copy of a point it has
+    "EPILOGUE_N == BLOCK_N or (GLUON == 1 and mfma_gluon == 0 and EPILOGUE_N <= BLOCK_N"
+    " and BLOCK_N % EPILOGUE_N == 0)",
+    # the ring of num_stages A and B tiles and one C slice of the epilogue (bf16 for fp8 inputs), all in
     # shared memory at once
     "GLUON == 0 or mfma_gluon == 1 or (BLOCK_M + BLOCK_N) * BLOCK_K * dtype_bytes * num_stages"
-    " + BLOCK_M * BLOCK_N * max(dtype_bytes, 2) + 1024 <= smem_bytes",
+    " + BLOCK_M * EPILOGUE_N * max(dtype_bytes, 2) + 1024 <= smem_bytes",
+    # the same with the narrowest slice: it names no EPILOGUE_N, so it still prunes in a space without
+    # the knob (kt drops a kernel rule naming a knob the recipe lacks; such points store whole tiles, and
+    # one that does not fit is refused on its compiled shared memory before it reaches the device)
+    "GLUON == 0 or mfma_gluon == 1 or (BLOCK_M + BLOCK_N) * BLOCK_K * dtype_bytes * num_stages"
+    " + BLOCK_M * 32 * max(dtype_bytes, 2) + 1024 <= smem_bytes",
     # The Gluon variant for CDNA3/CDNA4 (targets whose `mfma_gluon` is 1: gfx942, gfx950): a program per
     # tile, no split-K, 16-bit inputs; num_stages - 1 LDS buffers (1 or 2)
     # (no TMA here: AMD spaces need not list it, and `TMA == 0 or tma == 1` above keeps it 0 where they do)
@@ -140,6 +155,10 @@ SEEDS = [
     {"BLOCK_M": 128, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "TMA": 1,
      "GLUON": 1, "num_stages": s, "num_warps": w}
     for n, k, s, w in [(256, 64, 3, 8), (128, 64, 4, 4), (256, 128, 3, 8), (128, 128, 4, 4)]
+] + [  # the same with a C tile stored in 64-column slices: the shared memory it frees takes a 4th stage
+    {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": k, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "TMA": 1,
+     "GLUON": 1, "EPILOGUE_N": 64, "num_stages": 4, "num_warps": 8}
+    for k in (64, 128)
 ] + [  # the AMD Gluon variant where the space has it (gfx942, gfx950): both fit gfx942's 64 KiB of LDS
     {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 0, "GLUON": 1,
      "num_stages": 2, "num_warps": w}
@@ -347,14 +366,34 @@ def _gl_produce(a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, GROUP_M: 
 
 
 @gluon.jit
+def _gl_store_slices(c_desc, c_smem, acc, row, col):
+    """Stores `acc`, whose top left corner is C[row, col], in slices as wide as c_desc's block: halved
+    in registers, each half by a call of its own (unrolled at compile time: the widths are constexpr),
+    until one is that wide ([M, 2, N // 2] permuted to [M, N // 2, 2] and split: each thread already
+    holds both halves, so nothing moves); each slice through c_smem and a TMA store, once the store
+    before it has read c_smem."""
+    if acc.shape[1] > c_desc.block_type.shape[1]:
+        HALF: gl.constexpr = acc.shape[1] // 2
+        left, right = acc.reshape(acc.shape[0], 2, HALF).permute(0, 2, 1).split()
+        _gl_store_slices(c_desc, c_smem, left, row, col)
+        _gl_store_slices(c_desc, c_smem, right, row, col + HALF)
+    else:
+        tma.store_wait(0)
+        c_smem.store(acc.to(c_desc.dtype))
+        fence_async_shared()
+        _tma_store(c_desc, [row, col], c_smem)
+
+
+@gluon.jit
 def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M: gl.constexpr,
                 B_KMAJOR: gl.constexpr):
     """The consumer warpgroups: one asynchronous wgmma per landed stage, one left in flight; the stage of
     the MMA before it is then done and goes back to the producer. The C tile is stored by the TMA from
-    shared memory, waited for only when the next tile needs that memory. A K-major B tile is handed to
-    the wgmma transposed (a view: fp8 wgmma reads B only K-major)."""
-    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
-    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    shared memory in slices of c_desc's block (EPILOGUE_N columns), each waited for only when the next
+    slice needs that memory. A K-major B tile is handed to the wgmma transposed (a view: fp8 wgmma reads
+    B only K-major)."""
+    BLOCK_M: gl.constexpr = a_ring.type.shape[1]
+    BLOCK_N: gl.constexpr = b_ring.type.shape[1 if B_KMAJOR else 2]
     BLOCK_K: gl.constexpr = a_ring.type.shape[2]
     STAGES: gl.constexpr = a_ring.type.shape[0]
     layout: gl.constexpr = _wgmma_layout(BLOCK_M, BLOCK_N, gl.num_warps(), a_ring.dtype.primitive_bitwidth)
@@ -376,10 +415,7 @@ def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M: 
             step += 1
         acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
         mbarrier.arrive(empty.index((step + STAGES - 1) % STAGES), count=1)
-        tma.store_wait(0)  # the previous tile's store has read c_smem
-        c_smem.store(acc.to(c_desc.dtype))
-        fence_async_shared()
-        _tma_store(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
+        _gl_store_slices(c_desc, c_smem, acc, pid_m * BLOCK_M, pid_n * BLOCK_N)
     tma.store_wait(0)
 
 
@@ -388,7 +424,8 @@ def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: gl.constexpr, 
                         PRODUCER_REGS: gl.constexpr, B_KMAJOR: gl.constexpr = False):
     """Persistent and warp-specialized (sm_90): num_warps consumer warps (the default partition) and one
     producer warp with PRODUCER_REGS registers; A, B and C move through host-built TMA descriptors, which
-    zero-fill what lies past M, N or K on loads and drop it on stores."""
+    zero-fill what lies past M, N or K on loads and drop it on stores. C's block is one epilogue slice
+    (BLOCK_M x EPILOGUE_N), and so is the shared memory it leaves through."""
     a_ring = gl.allocate_shared_memory(a_desc.dtype, [num_stages] + a_desc.block_type.shape, a_desc.layout)
     b_ring = gl.allocate_shared_memory(b_desc.dtype, [num_stages] + b_desc.block_type.shape, b_desc.layout)
     c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
@@ -662,10 +699,10 @@ def _amd_gluon_ready(a, b, c, block_m, block_k) -> bool:
             and max(block_m * a.stride(0), block_k * b.stride(0), block_m * c.stride(0)) * a.element_size() < 2**31)
 
 
-def gluon_descriptors(a, b, c, block_m, block_n, block_k) -> tuple:
+def gluon_descriptors(a, b, c, block_m, block_n, block_k, epilogue_n) -> tuple:
     """Host-built TMA descriptors of A, B and C for matmul_gluon_kernel, in NVMMA shared layouts (the
     128-byte swizzle where the tile's rows allow it). A K-major B (fp8) is described as Bᵀ, N rows of K,
-    in [block_n, block_k] tiles."""
+    in [block_n, block_k] tiles; C in [block_m, epilogue_n] slices, the epilogue's stores."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     def descriptor(t, block):
@@ -673,7 +710,7 @@ def gluon_descriptors(a, b, c, block_m, block_n, block_k) -> tuple:
         return TensorDescriptor.from_tensor(t, block, gl.NVMMASharedLayout.get_default_for(block, element))
 
     b_tile = descriptor(b.t(), [block_n, block_k]) if b.stride(0) == 1 else descriptor(b, [block_k, block_n])
-    return descriptor(a, [block_m, block_k]), b_tile, descriptor(c, [block_m, block_n])
+    return descriptor(a, [block_m, block_k]), b_tile, descriptor(c, [block_m, epilogue_n])
 
 
 def _scratch(size, alignment, stream):
@@ -713,8 +750,8 @@ def launch(k, inputs, params):
             num_stages=params.get("num_stages", 2))
     elif gluon and tma and per_unit and work is None and _gluon_ready(a, b, c):
         k.matmul_gluon_kernel[(min(tiles, params["UNITS"] * per_unit),)](
-            *gluon_descriptors(a, b, c, bm, bn, bk), m, n, kk, GROUP_M=gm, num_stages=params.get("num_stages", 3),
-            PRODUCER_REGS=PRODUCER_REGS, B_KMAJOR=b.stride(0) == 1)
+            *gluon_descriptors(a, b, c, bm, bn, bk, params.get("EPILOGUE_N", bn)), m, n, kk, GROUP_M=gm,
+            num_stages=params.get("num_stages", 3), PRODUCER_REGS=PRODUCER_REGS, B_KMAJOR=b.stride(0) == 1)
     elif per_unit and params.get("TMA", 0) and a.stride(1) == 1 and out.stride(-1) == 1 and _tma_ready(a, b, out):
         # a config that asks for the TMA on a tensor it cannot take (a row of 45 bf16 values is 90
         # bytes) runs a plain kernel below: same tiles, same K splits, same result
