@@ -85,8 +85,8 @@ class StudyRun:
         import optuna
 
         while attempts.take():
-            fail_dead_trials(study, self.storage)  # first: a dead trial may hold the unit this one needs
-            ledger = Ledger.read(study)
+            objective.settle_dead()  # first: a dead trial may hold the unit this one needs
+            ledger = objective.ledger()
             if budget.spent(ledger):
                 return
             # (a queued retry holds a unit too, but some process must run a trial to pop it)

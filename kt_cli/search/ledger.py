@@ -43,21 +43,25 @@ class Ledger:
     spent: int  # evaluated points that count against the budget (not refused as invalid by the vendor)
     taken: dict  # point key -> FrozenTrial
     queued: dict  # point key -> FrozenTrial, waiting or running but not claimed yet
-    retries: int  # queued retries of trials that had claimed: each holds the unit of budget its dead trial took
+    retrying: frozenset  # numbers of the queued retries of trials that had claimed: each holds the unit of
+    # budget its dead trial took
     undecided: dict  # running trials that have not claimed, skipped or been answered: number -> the key of
     # the point drawn so far (its fixed point where enqueued; a partial draw's key matches no full point)
 
     @classmethod
     def read(cls, study, me: int | None = None) -> "Ledger":
+        """The study as trial `me` sees it (itself left out; None: as a process outside any trial)."""
+        ledger = cls.of(study.get_trials(deepcopy=False))
+        return ledger if me is None else ledger.without(me)
+
+    @classmethod
+    def of(cls, trials: list) -> "Ledger":
         import optuna
 
         state = optuna.trial.TrialState
-        trials = study.get_trials(deepcopy=False)
         retried = {t.system_attrs.get("failed_trial") for t in trials}
         evaluated, taken, queued, undecided = {}, {}, {}, {}
         for t in trials:
-            if t.number == me:
-                continue
             # An enqueued trial's point lives in its fixed params: its params stay empty until it runs.
             # A retry (Optuna's retry callback) carries its dead trial's params from the start, and
             # fixed params only where the dead trial was itself enqueued.
@@ -83,9 +87,23 @@ class Ledger:
         # claiming (inside ask(), or while waiting its turn) had taken none, and its retry must not keep
         # a claimed point's retry from running (it is a suggestion like any other).
         number = {t.number: t for t in trials}
-        retries = sum(claimed(number[t.system_attrs["failed_trial"]]) for t in queued.values()
-                      if t.system_attrs.get("failed_trial") in number)
-        return cls(evaluated, spent, taken, queued, retries, undecided)
+        retrying = frozenset(t.number for t in queued.values()
+                             if t.system_attrs.get("failed_trial") in number
+                             and claimed(number[t.system_attrs["failed_trial"]]))
+        return cls(evaluated, spent, taken, queued, retrying, undecided)
+
+    @property
+    def retries(self) -> int:
+        return len(self.retrying)
+
+    def without(self, number: int) -> "Ledger":
+        """The ledger as trial `number` sees it: itself left out (a queued retry may claim its own point,
+        a running trial is not ahead of itself). One read serves every trial of a process this way."""
+        def others(trials: dict) -> dict:
+            return {key: t for key, t in trials.items() if t.number != number}
+
+        return Ledger(others(self.evaluated), self.spent, others(self.taken), others(self.queued),
+                      self.retrying - {number}, {n: k for n, k in self.undecided.items() if n != number})
 
 
 @dataclass(frozen=True)

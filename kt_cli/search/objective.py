@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import random
 import threading
@@ -41,6 +42,10 @@ class Objective:
         self.lock = threading.Lock()
         self.turns = threading.Condition()  # notified whenever a trial of this process decides
         self.waiting: set[int] = set()  # trial numbers of this process waiting for their turn (under turns)
+        self.reading = threading.Lock()  # one read of the study at a time in this process (ledger())
+        self.read_at, self.last_read = -math.inf, None  # when the latest read began, and what it read
+        self.dead_looked = time.monotonic()  # when trials whose owner died were last looked for (the driver
+        # looks as it opens the study)
 
     def __call__(self, trial):
         import optuna
@@ -74,7 +79,7 @@ class Objective:
         if broken is not None:
             # Trials running beside this one may already hold every unit left (start-up points queued
             # before it): its point is then moot, not a refusal worth recording.
-            if self.budget.spoken_for(Ledger.read(self.study, trial.number)):
+            if self.budget.spoken_for(self.ledger(trial.number)):
                 self._skip(trial, "the rest of the budget is taken by other trials")
             self._record(trial, self.problem.invalid_result(params, f"breaks constraint {broken.text!r}"))
             raise optuna.TrialPruned()
@@ -122,9 +127,9 @@ class Objective:
         Waiting: of this process's waiting trials, the first in line reads the ledger every
         TURN_POLL_S (another process's trial usually decides within milliseconds); the others wait for
         this process's own decisions (decided() wakes them at once) and read it at most every POLL_S;
-        dead owners are looked for every POLL_S."""
-        ledger = Ledger.read(self.study, trial.number)
-        looked = time.monotonic()
+        a woken trial takes any read newer than the one it waited on (one read serves every trial a
+        decision woke); dead owners are looked for every POLL_S in the process."""
+        read, ledger = self._read(trial.number, time.monotonic())
         with self.turns:
             self.waiting.add(trial.number)
         try:
@@ -135,12 +140,10 @@ class Objective:
                 if (all(ledger.undecided[n] != key for n in before)
                         and not self.budget.taken(ledger, queued_retries=True, ahead=len(before))):
                     break
-                if time.monotonic() - looked >= POLL_S:
-                    fail_dead_trials(self.study, self.storage)
-                    looked = time.monotonic()
+                self.settle_dead()
                 with self.turns:
                     self.turns.wait(TURN_POLL_S if trial.number == min(self.waiting) else POLL_S)
-                ledger = Ledger.read(self.study, trial.number)
+                read, ledger = self._read(trial.number, read)  # any read newer than the one it waited on
         finally:
             with self.turns:
                 self.waiting.discard(trial.number)
@@ -154,13 +157,41 @@ class Objective:
         this one that holds the point, claimed or drawn, keeps it and this claim is withdrawn (the
         earlier trial either saw this claim, and skipped, or did not, and claimed: of any two trials
         at least one sees the other's write, so a point is never evaluated twice)."""
-        ledger = Ledger.read(self.study, trial.number)
+        ledger = self.ledger(trial.number)
         holder = ledger.taken.get(key)
         rivals = [n for n, drawn in ledger.undecided.items() if n < trial.number and drawn == key]
         rivals += [holder.number] if holder is not None and holder.number < trial.number else []
         if rivals:
             trial.set_user_attr(CLAIM, None)
             self._skip(trial, f"trial {min(rivals)} drew this point too")
+
+    def ledger(self, me: int | None = None) -> Ledger:
+        """The study's ledger as trial `me` sees it (None: as the process), from a read that began after
+        this call did: it holds every write its caller made before."""
+        return self._read(me, time.monotonic())[1]
+
+    def _read(self, me: int | None, after: float) -> tuple[float, Ledger]:
+        """(when the read began, the ledger as trial `me` sees it) of a read that began after `after`.
+        The process's threads share reads: one waiting for another's read takes it if it began after
+        `after`. A read of the study is CPU work under one lock of the process's storage (Optuna reads
+        every unfinished trial again); a read by each of a process's waiting trials at every decision held
+        a worker's CPU at 77% with one worker and 97% with two, and its trials' rate with it
+        (docs/performance.md, ninth session)."""
+        with self.reading:
+            if self.read_at <= after:
+                self.read_at = time.monotonic()
+                self.last_read = Ledger.read(self.study)
+            read, ledger = self.read_at, self.last_read
+        return read, ledger if me is None else ledger.without(me)
+
+    def settle_dead(self) -> None:
+        """Settle the trials whose owner died (kt_cli.search.recovery), at most every POLL_S in this
+        process: deaths are judged by heartbeats seconds apart, and each look reads the whole study."""
+        with self.lock:
+            if time.monotonic() - self.dead_looked < POLL_S:
+                return
+            self.dead_looked = time.monotonic()
+        fail_dead_trials(self.study, self.storage)
 
     def _write(self, trial) -> None:
         """What the trial set and its storage holds back (owned_storages.DeferredTrialWrites), written now."""
