@@ -4,6 +4,7 @@ exactly the budget of distinct points however many processes took part."""
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 
@@ -30,6 +31,15 @@ def awaits_retry(trial, retried: set) -> bool:
     return (trial.state == optuna.trial.TrialState.FAIL and claimed(trial)
             and "result" not in trial.user_attrs and ABORTED not in trial.user_attrs
             and "failed_trial" not in trial.system_attrs and trial.number not in retried)
+
+
+@functools.lru_cache(maxsize=8192)
+def _spends_a_unit(result: str) -> bool:
+    """Whether an evaluated trial's recorded result counts against the budget (the vendor did not refuse
+    it as invalid). Parsed once per result: a finished trial's never changes and Optuna hands the same
+    string back at every read, so a read of a 100-trial study is not 100 JSON parses (75% of its Python
+    work)."""
+    return json.loads(result)["failure_kind"] != "invalid"
 
 
 @dataclass(frozen=True)
@@ -82,7 +92,7 @@ class Ledger:
                     evaluated[point_key(t.params)] = t
             elif awaits_retry(t, retried):
                 taken[point_key(t.params)] = t
-        spent = sum(json.loads(t.user_attrs["result"])["failure_kind"] != "invalid" for t in evaluated.values())
+        spent = sum(_spends_a_unit(t.user_attrs["result"]) for t in evaluated.values())
         # A retry holds a unit only where its dead trial had claimed one: a trial that died before
         # claiming (inside ask(), or while waiting its turn) had taken none, and its retry must not keep
         # a claimed point's retry from running (it is a suggestion like any other).
