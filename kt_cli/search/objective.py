@@ -174,9 +174,9 @@ class Objective:
         """(when the read began, the ledger as trial `me` sees it) of a read that began after `after`.
         The process's threads share reads: one waiting for another's read takes it if it began after
         `after`. A read of the study is CPU work under one lock of the process's storage (Optuna reads
-        every unfinished trial again); a read by each of a process's waiting trials at every decision held
-        a worker's CPU at 77% with one worker and 97% with two, and its trials' rate with it
-        (docs/performance.md, ninth session)."""
+        every unfinished trial again), and a process's CPU bounds its trials' rate: with a read by each
+        waiting trial at every decision, reads were the largest share of it (7-10 s of 26-34 s a run on
+        the matmul recipe; docs/performance.md, ninth session)."""
         with self.reading:
             if self.read_at <= after:
                 self.read_at = time.monotonic()
