@@ -5,7 +5,7 @@ point today (cross-compiled for the device's target: resources, programs, launch
     python benchmarks/rank_dataset.py --out benchmarks/results/rank_dataset.jsonl [--jobs 2]
     python benchmarks/rank_dataset.py --runs bench_finalize_h100_s8.json --out FRESH.jsonl  # one run alone
     python benchmarks/rank_dataset.py --refresh FRESH.jsonl  # the same points, today's features
-    python benchmarks/rank_dataset.py --refresh FRESH.jsonl --mma-only  # only the points with MMAs
+    python benchmarks/rank_dataset.py --refresh FRESH.jsonl --only mma  # only the points with MMAs (no-mma: without)
 
 The measured times are what the GPU said; the features come from compiling today's kernel source, so a
 point the current source no longer accepts is left out (and counted). benchmarks/rank.py holds the
@@ -107,13 +107,15 @@ def main() -> None:
                         help="which files of benchmarks/results/ (a glob; a fresh run alone: its file name)")
     parser.add_argument("--refresh", help="a dataset file: recompute the features of its points in place "
                                            "(after the features kt reads changed)")
-    parser.add_argument("--mma-only", action="store_true",
-                        help="with --refresh: only the points whose stored features show MMAs (the rest as stored)")
+    parser.add_argument("--only", choices=("mma", "no-mma"),
+                        help="with --refresh: only the points whose stored features show MMAs (mma) or show none "
+                             "(no-mma); the rest as stored")
     args = parser.parse_args()
     if args.refresh:
         args.out = args.refresh
         stored = [json.loads(line) for line in Path(args.refresh).read_text().splitlines()]
-        again = [not args.mma_only or bool(r.get("features", {}).get("instructions", {}).get("mma")) for r in stored]
+        has_mma = [bool(r.get("features", {}).get("instructions", {}).get("mma")) for r in stored]
+        again = [args.only is None or (mma == (args.only == "mma")) for mma in has_mma]
         records = [{k: v for k, v in r.items() if k not in ("features", "kernel", "skipped")}
                    for r, redo in zip(stored, again) if redo]
     else:
