@@ -150,6 +150,29 @@ def test_the_trials_a_decision_wakes_share_one_read_of_the_study(monkeypatch):
     assert len(reads) == 9  # not 16
 
 
+def test_a_trial_never_decides_on_a_read_that_began_before_it_asked(monkeypatch):
+    """Sharing reads must not hand a trial a read that began before its own write (its claim): trial B
+    asks while A's read is under way, and gets a read of its own that began after it asked."""
+    from kt_cli.search import objective as objective_module
+
+    began = []
+
+    def read(study):
+        began.append(time.monotonic())
+        time.sleep(0.1)
+        return _StubLedger({})
+
+    monkeypatch.setattr(objective_module.Ledger, "read", staticmethod(read))
+    objective = objective_module.Objective(None, None, types.SimpleNamespace(), None, 0, lambda r: None, {})
+    first = threading.Thread(target=objective.ledger, args=(1,))
+    first.start()
+    time.sleep(0.03)  # A's read is under way
+    asked = time.monotonic()
+    objective.ledger(2)
+    first.join()
+    assert len(began) == 2 and began[1] >= asked
+
+
 def _objective_on(study, limit: int):
     from kt_cli.search.ledger import Budget
     from kt_cli.search.objective import Objective
