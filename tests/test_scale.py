@@ -253,7 +253,6 @@ def test_drivers_deciding_ahead_of_each_other_take_exactly_the_budget_of_distinc
 
     space = SearchSpace((parse_param("BLOCK", [16, 32, 64, 128, 256, 512], "t"),
                          parse_param("warps", [4, 8], "t")), ())
-    url = f"sqlite:///{tmp_path / 'study.db'}"
     BUDGET = 8
     pause = random.Random(seed)
     went_ahead = []
@@ -271,10 +270,15 @@ def test_drivers_deciding_ahead_of_each_other_take_exactly_the_budget_of_distinc
         time.sleep(pause.uniform(0.1, 0.4))
         return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "estimated", value=params["BLOCK"] * 1e-6)
 
-    done = _drive_together(url, _problem(space, evaluate), budget=BUDGET,
-                           seeds=[seed * 10 + driver for driver in range(6)], in_flight=3)
-    assert len(done) == BUDGET
-    assert len({json.dumps(t.params, sort_keys=True) for t in done}) == BUDGET
+    # a fresh study a round, until one exercised deciding ahead (the timing of a loaded host may not)
+    for round_ in range(4):
+        url = f"sqlite:///{tmp_path / f'study{round_}.db'}"
+        done = _drive_together(url, _problem(space, evaluate), budget=BUDGET,
+                               seeds=[seed * 10 + round_ * 100 + driver for driver in range(6)], in_flight=3)
+        assert len(done) == BUDGET
+        assert len({json.dumps(t.params, sort_keys=True) for t in done}) == BUDGET
+        if went_ahead:
+            break
     assert went_ahead  # the test exercised deciding ahead
 
 

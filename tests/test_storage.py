@@ -127,12 +127,12 @@ def test_the_trials_a_decision_wakes_share_one_read_of_the_study(monkeypatch):
     them all (a read each held a worker's CPU at 97% with two workers on a 2x H100 host)."""
     from kt_cli.search import objective as objective_module
 
-    reads = []
+    reads, undecided = [], {3: "p", **{n: "p" for n in range(4, 12)}}
 
     def read(study):
         reads.append(time.monotonic())
         time.sleep(0.005)  # a study's read takes milliseconds: the woken trials queue for it
-        return _StubLedger({3: "p", **{n: "p" for n in range(4, 12)}})
+        return _StubLedger(undecided)
 
     monkeypatch.setattr(objective_module, "TURN_POLL_S", 30.0)
     monkeypatch.setattr(objective_module, "POLL_S", 30.0)
@@ -148,6 +148,11 @@ def test_the_trials_a_decision_wakes_share_one_read_of_the_study(monkeypatch):
     objective.decided()
     time.sleep(0.3)
     assert len(reads) == 9  # not 16
+    undecided.clear()  # trial 3 decided: the waiting trials go on (no thread outlives the test)
+    objective.decided()
+    for waiter in waiters:
+        waiter.join(timeout=5)
+    assert not any(waiter.is_alive() for waiter in waiters)
 
 
 def test_a_trial_never_decides_on_a_read_that_began_before_it_asked(monkeypatch):
