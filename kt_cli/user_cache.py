@@ -1,5 +1,6 @@
 """kt's per-user cache: $KT_CACHE_DIR, else $XDG_CACHE_HOME/kt, else ~/.cache/kt. First-call
-finalizations (kt_cli/artifact/finalized_cache.py) and calibrations (kt_cli/calibration.py) live under it."""
+finalizations (kt_cli/artifact/finalized_cache.py), calibrations (kt_cli/calibration.py) and what vendors
+read from compiled binaries (kt_cli/binary_features.py) live under it."""
 
 from __future__ import annotations
 
