@@ -226,22 +226,21 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
     if not launches:
         raise WorkerFailure("invalid", "launch function launched no kernel")
     worst: Resources | None = None
-    mix = None  # the main launch's instruction mix, read beside the other compiles (a disassembler's run)
     main = launches[0]  # by the kernel protocol, the first launch does the work; later ones finish it
-    with ThreadPoolExecutor(max_workers=1) as reader:
-        for launch in launches:
-            try:
-                compiled = vendor.compile(launch, target)
-            except Exception as exc:
-                raise WorkerFailure("compile_error", f"{launch.fn.__name__}: {type(exc).__name__}: {_error_lines(exc)}") from None
-            resources = vendor.resources(compiled, target)
-            problem = limit_breach(resources, target)
-            if problem:
-                raise WorkerFailure("invalid", f"{launch.fn.__name__}: {problem}")
-            if launch is main:
-                worst = resources
-                if candidate.mode == "estimated" or vendor.model_prunes(target):  # read by the cost model
-                    mix = reader.submit(vendor.instruction_mix, compiled, target)
+    for launch in launches:
+        try:
+            compiled = vendor.compile(launch, target)
+        except Exception as exc:
+            raise WorkerFailure("compile_error", f"{launch.fn.__name__}: {type(exc).__name__}: {_error_lines(exc)}") from None
+        resources = vendor.resources(compiled, target)
+        problem = limit_breach(resources, target)
+        if problem:
+            raise WorkerFailure("invalid", f"{launch.fn.__name__}: {problem}")
+        if launch is main:
+            worst, main_compiled = resources, compiled
+    read_mix = candidate.mode == "estimated" or vendor.model_prunes(target)  # read by the cost model
+    with ThreadPoolExecutor(max_workers=1) as reader:  # the mix (a disassembler's run) beside the next compiles
+        mix = reader.submit(vendor.instruction_mix, main_compiled, target) if read_mix else None
         for shape in verify_shapes:
             _compile_ahead(vendor, kernel, shape, candidate.dtype, params, options, target)
         instructions = mix.result() if mix else {}
