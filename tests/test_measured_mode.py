@@ -160,6 +160,49 @@ def test_a_candidate_that_cannot_win_is_raced_out_and_the_best_is_timed_fully(fa
     assert fast_again.stats["baseline"]["calls"] == fast_again.stats["calls"] > RACE_FIRST_SAMPLES
 
 
+def test_a_screened_candidate_has_its_verification_shape_compiled_only_once_it_can_still_win(
+        fake_device, write, tmp_path, monkeypatch):
+    """Once a best exists, a candidate is compiled for the problem alone; the odd shape it is verified
+    on (N = 1000) is compiled in the pool only after its screen said it can still win, with the device
+    free for the others meanwhile. One raced out never pays that second compile."""
+    from kt_cli.evaluate import evaluator as evaluator_module
+    from kt_cli.evaluate.evaluator import Evaluator
+    from kt_cli.kernel import KernelSource
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.search.plan import plan_targets
+
+    monkeypatch.setattr(evaluator_module, "RACE_MARGIN", 3.0)  # a shared CPU drifts (see the test above)
+    log = tmp_path / "compiled.log"
+    monkeypatch.setenv("KT_FAKE_COMPILE_LOG", str(log))
+    device_free = []
+    compile_shapes = Evaluator.compile_shapes
+
+    def watched(self, candidate, spec, clock, shapes):
+        device_free.append((candidate.params["BLOCK"], not self.device_judge(spec).lock.locked()))
+        return compile_shapes(self, candidate, spec, clock, shapes)
+
+    monkeypatch.setattr(Evaluator, "compile_shapes", watched)
+    recipe = load_recipe(dsl_recipe(write, REPEATS, space="BLOCK = [256, 512, 1024]\nREPEAT = [1, 16]"))
+    plan, shape = plan_targets(recipe, ("fake:cpu",))[0], {"N": 4096}
+    evaluator = Evaluator(KernelSource(str(tmp_path / "kernel.py"), "dsl", "kernel"), recipe, [], 60)
+    try:
+        evaluator.inspect_module([shape])
+        first, slow, good = (evaluator.evaluate(plan, shape, {"BLOCK": block, "REPEAT": repeat})
+                             for block, repeat in ((1024, 1), (512, 16), (256, 1)))
+    finally:
+        evaluator.close()
+    assert first.ok and slow.ok and slow.stats["raced_out"] and good.ok and not good.stats.get("raced_out")
+    built = log.read_text().splitlines()
+
+    def compiled(block: int, n: int) -> bool:
+        return any(f"'BLOCK': {block}" in line and f"'x_ptr': ({n},)" in line for line in built)
+
+    assert compiled(1024, 1000) and compiled(512, 4096) and compiled(256, 1000)
+    assert not compiled(512, 1000)  # raced out: its verification shape never compiled
+    assert device_free == [(256, True)]  # only the one that could still win, with the device released
+    assert {"N": 1000} in good.verification["shapes"]  # verified there, from the binary built ahead
+
+
 def test_a_candidate_raced_out_at_its_screen_is_still_judged_on_what_it_computed(fake_device, write, tmp_path,
                                                                                 monkeypatch):
     """A slow candidate is raced out before it is verified, but the judge checks the problem's outputs

@@ -293,19 +293,9 @@ class Evaluator:
         """Cross-compile in the CPU pool under the compile deadline (the launches at `verify_shapes`
         too); a candidate that spills more than the recipe allows ends here as `spills`, its resources
         recorded."""
-        deadline = self.compile_deadline.seconds()
-        called, busy = time.perf_counter(), clock.seconds.get("compile", 0.0)
-        try:
-            written = self.counts.get(shape_key(candidate.shape), (None, None, None))[2]
-            compiled = self.compile_pool.call("compile", {"source": self.source, "candidate": candidate,
-                                                          "target": spec, "verify_shapes": verify_shapes,
-                                                          "written_bytes": written},
-                                              deadline, restart_on=RESTART_ON,
-                                              busy=lambda seconds: clock.add("compile", seconds))
-        except WorkerFailure as exc:
-            raise self.compile_deadline.verdict(exc, deadline) from None
-        finally:  # the call's wall beyond the compile itself: waiting for a free compile worker, the transfers
-            clock.add("wait.compile", time.perf_counter() - called - (clock.seconds.get("compile", 0.0) - busy))
+        written = self.counts.get(shape_key(candidate.shape), (None, None, None))[2]
+        compiled = self._in_compile_pool("compile", {"source": self.source, "candidate": candidate, "target": spec,
+                                                     "verify_shapes": verify_shapes, "written_bytes": written}, clock)
         self.compile_deadline.record(compiled["compile_seconds"])
         breach = spill_breach(compiled["resources"], self.recipe.search.max_spill_bytes)
         if breach:
@@ -313,6 +303,23 @@ class Evaluator:
             exc.resources = compiled["resources"]
             raise exc
         return compiled
+
+    def compile_shapes(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock, shapes: tuple) -> None:
+        """Cross-compile the candidate's launches at `shapes` alone, in the CPU pool under the compile
+        deadline (a screened candidate's verification shapes, once its screen said it can still win)."""
+        self._in_compile_pool("compile_shapes", {"source": self.source, "candidate": candidate, "target": spec,
+                                                 "shapes": shapes}, clock)
+
+    def _in_compile_pool(self, op: str, payload: dict, clock: PhaseClock) -> dict:
+        deadline = self.compile_deadline.seconds()
+        called, busy = time.perf_counter(), clock.seconds.get("compile", 0.0)
+        try:
+            return self.compile_pool.call(op, payload, deadline, restart_on=RESTART_ON,
+                                          busy=lambda seconds: clock.add("compile", seconds))
+        except WorkerFailure as exc:
+            raise self.compile_deadline.verdict(exc, deadline) from None
+        finally:  # the call's wall beyond the compile itself: waiting for a free compile worker, the transfers
+            clock.add("wait.compile", time.perf_counter() - called - (clock.seconds.get("compile", 0.0) - busy))
 
     def _estimate(self, candidate: Candidate, spec: TargetSpec, clock: PhaseClock) -> dict:
         compiled = self.compile(candidate, spec, clock)
@@ -355,8 +362,14 @@ class Evaluator:
         # Cross-compiling first (in the CPU pool, ahead of the device) rejects over-limit candidates before
         # they reach the GPU and records their registers, shared memory and spills.
         shapes = self._device_shapes(candidate.shape)
-        compiled = self.compile(candidate, plan.spec, clock, tuple(shapes[1:]))
         key = (plan.spec.name, shape_key(candidate.shape))
+        # A candidate that will be screened (a best to race against exists: fastest only grows) has the
+        # shapes it is verified on besides the problem compiled only once its screen says it can still
+        # win, with the device free for the others meanwhile: most candidates end before verification
+        # (raced out, pruned, spilling or refused: 83 of 108 on the matmul recipe on an H100,
+        # benchmarks/results/s20/scale_cold), and their second compile was a third of the pool's work.
+        screened = key in self.fastest and RACE_MARGIN is not None
+        compiled = self.compile(candidate, plan.spec, clock, () if screened else tuple(shapes[1:]))
         prunes, estimate = self._prunes(plan.spec), compiled.get("estimate", {})
         # Read once the device is this candidate's, after the candidates timed before it (those that took
         # the device while it waited included): pruning, where the cost model estimates it far slower
@@ -374,7 +387,8 @@ class Evaluator:
         try:
             verification, out = self.device_judge(plan.spec).verify_and_time(
                 self.device_pool(plan.spec.vendor), self.source, candidate, shapes, self.recipe.search.seed, clock,
-                self.recipe.problem.tolerance, race)
+                self.recipe.problem.tolerance, race,
+                (lambda: self.compile_shapes(candidate, plan.spec, clock, tuple(shapes[1:]))) if screened else None)
         except WorkerFailure as exc:
             exc.resources = compiled["resources"]
             raise

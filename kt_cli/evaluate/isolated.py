@@ -129,21 +129,23 @@ class IsolatedVerifier:
         return {**out, "verification": verdict} if screen else out
 
     def verify_and_time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, clock: PhaseClock,
-                        recipe_tolerance=None, race: Callable[[], float | None] = lambda: None) -> tuple[dict, dict]:
+                        recipe_tolerance=None, race: Callable[[], float | None] = lambda: None,
+                        before_verify: Callable[[], None] | None = None) -> tuple[dict, dict]:
         """Measured mode: (verification, timing) of one candidate on the problem and `shapes`; `clock`
         learns how long each took (the wait for the device left out). Racing: where `race` (read once
         the device is this candidate's) gives a bound, the candidate is screened first (time(screen=
         True)); one whose first samples lie surely above the bound is raced out there, with the
         judge's verdict on the problem's outputs its screen left as its verification: it cannot win,
         so it gets neither the full verification nor the full timing. Any other is verified, then
-        timed fully (racing on against the bound). `race` may instead raise WorkerFailure: the
-        candidate does not get the device at all (the evaluator's pruning)."""
+        timed fully (racing on against the bound); `before_verify` (a screened candidate's compile of
+        its verification shapes) runs between its screen and its verification with the device given
+        up meanwhile. `race` may instead raise WorkerFailure: the candidate does not get the device at
+        all (the evaluator's pruning)."""
         from kt_cli.evaluate.requests import split_params
 
         params, options = split_params(candidate.params, self.target.launch_options)
-        waiting = time.perf_counter()
-        with self.lock:
-            clock.add("wait.device", time.perf_counter() - waiting)  # the candidates ahead of this one
+        self._take_device(clock)
+        try:
             bound = race()
             if bound is not None:
                 with clock.phase("screen"):
@@ -153,12 +155,25 @@ class IsolatedVerifier:
                     verdict = screened.pop("verification")
                     return {**verdict, "scope": "raced out before verification: the timed problem's outputs "
                                                 "after its first samples"}, screened
+                if before_verify is not None:
+                    self.lock.release()
+                    try:
+                        before_verify()
+                    finally:
+                        self._take_device(clock)
             with clock.phase("verify"):
                 verification = self.verify(worker, source, params, options, shapes, candidate.dtype, seed,
                                            recipe_tolerance, clock)
             with clock.phase("time"):
                 return verification, self.time(worker, source, candidate, shapes, seed, recipe_tolerance, bound,
                                                clock)
+        finally:
+            self.lock.release()
+
+    def _take_device(self, clock: PhaseClock) -> None:
+        waiting = time.perf_counter()
+        self.lock.acquire()
+        clock.add("wait.device", time.perf_counter() - waiting)  # the candidates ahead of this one
 
 
 def verification_runs(shapes: list) -> list:

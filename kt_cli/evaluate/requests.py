@@ -53,7 +53,8 @@ _profiled: dict = {}
 
 
 def _handler(op: str):
-    return {"inspect_module": inspect_module, "compile": compile_candidate, "knobs_read": read_knobs,
+    return {"inspect_module": inspect_module, "compile": compile_candidate,
+            "compile_shapes": compile_shapes, "knobs_read": read_knobs,
             "hold_cases": hold_cases, "judge_cases": judge_cases, "launch_held": launch_held,
             "time_held": time_held, "ceilings": ceilings, "calibrate": calibrate, "recheck": recheck,
             "interpreter_defects": interpreter_defects, "launch_arguments": launch_arguments,
@@ -260,6 +261,20 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
     result["estimate"] = costmodel.estimate_seconds(work, candidate.dtype, target.peaks, target.properties,
                                                     worst, main.programs, len(launches), instructions)
     return result
+
+
+def compile_shapes(source, candidate, target, shapes: tuple) -> dict:
+    """Compile the candidate's launches at `shapes` only (the shapes the device verifies on besides the
+    problem, for a candidate whose screen said it can still win: compile_candidate left them out).
+    Raises WorkerFailure(compile_error)."""
+    from kt_cli import plugins
+
+    vendor = plugins.vendor(target.vendor)
+    params, options = split_params(candidate.params, target.launch_options)
+    started = time.perf_counter()
+    for shape in shapes:
+        _compile_ahead(vendor, _kernel(source), shape, candidate.dtype, params, options, target)
+    return {"compile_seconds": time.perf_counter() - started}
 
 
 def _compile_ahead(vendor, kernel: Kernel, shape: dict, dtype: str, params: dict, options: dict, target) -> None:
