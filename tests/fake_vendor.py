@@ -90,7 +90,7 @@ class FakeVendor(Vendor):
         if os.environ.get("KT_FAKE_COMPILE_LOG"):  # which specialisations the compile pool built
             shapes = {n: tuple(v.shape) if hasattr(v, "shape") else v for n, v in launch.args.items()}
             with open(os.environ["KT_FAKE_COMPILE_LOG"], "a") as log:
-                log.write(f"{launch.fn.__name__} {shapes}\n")
+                log.write(f"{launch.fn.__name__} {shapes} {sorted(launch.options.items())}\n")
         return {"kernel": launch.fn.__name__, "num_warps": launch.options.get("num_warps", 4),
                 "block": int(launch.args.get("BLOCK", 0) or 0)}
 

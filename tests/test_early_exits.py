@@ -142,9 +142,11 @@ def test_bad_early_exit_keys_are_one_line_and_exit_2(write, tmp_path, extra, mes
     assert not (tmp_path / "art").exists()
 
 
-def test_on_a_device_a_spilling_candidate_is_never_verified_or_timed(fake_device, write, tmp_path):
+def test_on_a_device_a_spilling_candidate_is_never_verified_or_timed(fake_device, write, tmp_path, monkeypatch):
     # the fake vendor's binary spills past 64 values a thread: BLOCK 8192 on one warp holds 256, 768 B
     # past the default cap of 256 B; on four warps it holds 64
+    log = tmp_path / "compiled.log"
+    monkeypatch.setenv("KT_FAKE_COMPILE_LOG", str(log))
     recipe = dsl_recipe(write, space="BLOCK = [8192]\nnum_warps = [1, 4]", extra='sampler = "grid"', trials=2)
     result = kt("tune", recipe, "--target", "fake:cpu", "--out", tmp_path / "art")
     assert result.exit_code == 0, result.output
@@ -153,3 +155,7 @@ def test_on_a_device_a_spilling_candidate_is_never_verified_or_timed(fake_device
     spilled = by_warps[1]
     assert spilled["failure_kind"] == "spills" and spilled["resources"]["spill_bytes"] == 768
     assert not spilled["verification"] and not spilled["stats"]  # the device never saw it
+    # nor did the compile pool build its verification shape (N = 1000) once the problem's binary spilled
+    built = log.read_text().splitlines()
+    assert any("(1000,)" in line and "('num_warps', 4)" in line for line in built)
+    assert not any("(1000,)" in line and "('num_warps', 1)" in line for line in built), built

@@ -295,7 +295,8 @@ class Evaluator:
         recorded."""
         written = self.counts.get(shape_key(candidate.shape), (None, None, None))[2]
         compiled = self._in_compile_pool("compile", {"source": self.source, "candidate": candidate, "target": spec,
-                                                     "verify_shapes": verify_shapes, "written_bytes": written}, clock)
+                                                     "verify_shapes": verify_shapes, "written_bytes": written,
+                                                     "max_spill_bytes": self.recipe.search.max_spill_bytes}, clock)
         self.compile_deadline.record(compiled["compile_seconds"])
         breach = spill_breach(compiled["resources"], self.recipe.search.max_spill_bytes)
         if breach:

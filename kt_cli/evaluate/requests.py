@@ -12,6 +12,7 @@ from kt_cli.kernel import (Kernel, KernelModuleError, NotInterpretable, autotune
                            record_launches)
 from kt_cli.types import Resources, shape_key
 from kt_cli.evaluate.failure import WorkerFailure
+from kt_cli.evaluate.early_exits import spill_breach
 from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch, check_pristine, every_watched_name
 
 def prepare_worker() -> None:
@@ -204,12 +205,15 @@ def _written_bytes(kernel, shape: dict, dtype: str) -> float:
 
 
 def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
-                      written_bytes: float | None = None) -> dict:
+                      written_bytes: float | None = None, max_spill_bytes: int | None = None) -> dict:
     """Cross-compile every launch of the candidate for `target`, read its resources and, in static
     mode, estimate its time; then the launches at `verify_shapes` (measured mode: the shapes the
     device verifies on besides the problem), so that the device's JIT finds every binary in Triton's
     cache instead of compiling one on the device's critical path. `written_bytes`: the problem's
-    output bytes, as inspect_module found them (None: found here where they can be).
+    output bytes, as inspect_module found them (None: found here where they can be). A candidate whose
+    problem launch spills more than `max_spill_bytes` (the evaluator ends it as `spills`) is answered
+    with its resources at once: its other shapes (as slow to build as the first, where ptxas fights
+    for registers) and its instruction mix are not worth reading.
     Raises WorkerFailure(invalid/compile_error)."""
     from kt_cli import plugins
     from kt_cli.evaluate import estimate as costmodel
@@ -239,6 +243,9 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
             raise WorkerFailure("invalid", f"{launch.fn.__name__}: {problem}")
         if launch is main:
             worst, main_compiled = resources, compiled
+    if max_spill_bytes is not None and spill_breach(worst.to_json(), max_spill_bytes):
+        return {"resources": worst.to_json(), "programs": main.programs, "launches": len(launches),
+                "compile_seconds": time.perf_counter() - started}
     read_mix = candidate.mode == "estimated" or vendor.model_prunes(target)  # read by the cost model
     with ThreadPoolExecutor(max_workers=1) as reader:  # the mix (a disassembler's run) beside the next compiles
         mix = reader.submit(vendor.instruction_mix, main_compiled, target) if read_mix else None
