@@ -60,9 +60,23 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None, cache:
         trials_done = len(ran)
         return {"workers": workers, "trials": trials_done, "wall_s": wall,
                 "per_min": 60.0 * trials_done / busy if busy else float("nan"),
+                **middle_and_tail(sorted(t.datetime_complete.timestamp() for _, t in ran)),
                 "timeline": timeline(ran, started_at), "summary": done.stdout.strip().splitlines()[-3:],
                 "results_printed_s": printed - started_at, "exited_s": exited - started_at,
                 "stdout_closed_s": closed - started_at}
+
+
+def middle_and_tail(ends: list) -> dict:
+    """Where a run's rate goes, from its trials' end times (sorted): the rate between the ends of the
+    first and the last tenth of its trials (the run without its start, whose first compiles find no
+    binary and no best to race against, and without its end), and the seconds from the end of nine
+    tenths of its trials to the last (the last trials in flight: a slow compile there holds the run)."""
+    if len(ends) < 20:
+        return {"middle_per_min": float("nan"), "tail_s": float("nan")}
+    first, last = ends[len(ends) // 10], ends[-(len(ends) // 10) - 1]
+    middle = len(ends) - 2 * (len(ends) // 10) - 1
+    return {"middle_per_min": 60.0 * middle / (last - first) if last > first else float("nan"),
+            "tail_s": ends[-1] - last}
 
 
 def _run_timed(cmd: list, env: dict):
@@ -138,8 +152,9 @@ def main() -> None:
     base = rows[0]["per_min"]
     print(f"{args.recipe.name}, {args.trials} trials per study, on {', '.join(sorted({d.name for d in present})) or 'CPU (static mode)'}")
     print(tabulate([[r["workers"], r["trials"], f"{r['wall_s']:.0f}", f"{r['per_min']:.1f}",
-                     f"{r['per_min'] / base:.2f}x"] for r in rows],
-                   headers=["workers", "trials", "wall s", "trials/min", "vs first"]))
+                     f"{r['per_min'] / base:.2f}x", f"{r['middle_per_min']:.1f}", f"{r['tail_s']:.1f}"] for r in rows],
+                   headers=["workers", "trials", "wall s", "trials/min", "vs first", "middle trials/min",
+                            "last tenth s"]))
 
 
 if __name__ == "__main__":
