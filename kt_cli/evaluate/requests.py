@@ -230,19 +230,8 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
     check_pristine("the launch")  # recording ran the candidate's launch code in this (shared) worker
     if not launches:
         raise WorkerFailure("invalid", "launch function launched no kernel")
-    worst: Resources | None = None
     main = launches[0]  # by the kernel protocol, the first launch does the work; later ones finish it
-    for launch in launches:
-        try:
-            compiled = vendor.compile(launch, target)
-        except Exception as exc:
-            raise WorkerFailure("compile_error", f"{launch.fn.__name__}: {type(exc).__name__}: {_error_lines(exc)}") from None
-        resources = vendor.resources(compiled, target)
-        problem = limit_breach(resources, target)
-        if problem:
-            raise WorkerFailure("invalid", f"{launch.fn.__name__}: {problem}")
-        if launch is main:
-            worst, main_compiled = resources, compiled
+    worst, main_compiled = _compile_launches(vendor, launches, target)
     if max_spill_bytes is not None and spill_breach(worst.to_json(), max_spill_bytes):
         return {"resources": worst.to_json(), "programs": main.programs, "launches": len(launches),
                 "compile_seconds": time.perf_counter() - started}
@@ -268,6 +257,23 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
     result["estimate"] = costmodel.estimate_seconds(work, candidate.dtype, target.peaks, target.properties,
                                                     worst, main.programs, len(launches), instructions)
     return result
+
+
+def _compile_launches(vendor, launches: list, target) -> tuple[Resources, object]:
+    """Compile every launch for `target` (each must fit its limits): the first launch's resources and
+    binary. Raises WorkerFailure(invalid/compile_error)."""
+    for launch in launches:
+        try:
+            compiled = vendor.compile(launch, target)
+        except Exception as exc:
+            raise WorkerFailure("compile_error", f"{launch.fn.__name__}: {type(exc).__name__}: {_error_lines(exc)}") from None
+        resources = vendor.resources(compiled, target)
+        problem = limit_breach(resources, target)
+        if problem:
+            raise WorkerFailure("invalid", f"{launch.fn.__name__}: {problem}")
+        if launch is launches[0]:
+            main = resources, compiled
+    return main
 
 
 def compile_shapes(source, candidate, target, shapes: tuple) -> dict:
