@@ -295,3 +295,47 @@ def test_a_trials_draw_and_attributes_reach_the_database_in_one_transaction(tmp_
     study.tell(trial, 1.0)  # what is still held back is written before the trial's state changes
     done = optuna.load_study(study_name="s", storage=open_storage(url)).trials[0]
     assert done.state == optuna.trial.TrialState.COMPLETE and done.user_attrs["result"] == "r"
+
+
+def test_trials_read_without_the_orm_are_the_trials_optuna_reads(tmp_path):
+    """kt reads a study's trials with SQLAlchemy Core (owned_storages.CoreTrialReads; the ORM's re-read
+    of the running trials was most of a worker's CPU with four workers): every kind of content a trial
+    holds comes back as Optuna's own read gives it, for a whole read, a read of some states, and the
+    cached storage's re-read of the unfinished trials and those after the last finished one."""
+    import json
+
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+    from optuna.storages import RDBStorage
+    from optuna.trial import TrialState
+
+    storage = open_storage(f"sqlite:///{tmp_path}/s.db")
+    study = optuna.create_study(study_name="s", storage=storage)
+    space = {"f": FloatDistribution(0, 1), "lf": FloatDistribution(1e-3, 1, log=True),
+             "i": IntDistribution(1, 9, step=2), "c": CategoricalDistribution([16, "a", None, 2.5])}
+    ends = [None, 0.25, TrialState.FAIL, TrialState.PRUNED, float("inf"), None]
+    for n in range(18):
+        trial = study.ask(space)
+        trial.set_user_attr("result", json.dumps({"failure_kind": "ok", "n": n}))
+        trial.set_user_attr("evaluating", trial.number)
+        storage.set_trial_system_attr(trial._trial_id, "owner", {"pid": n, "host": "h"})
+        if n % 3 == 0:
+            trial.report(0.5 * n, step=1)
+            trial.report(float("-inf"), step=2)
+        end = ends[n % len(ends)]
+        if isinstance(end, TrialState):
+            study.tell(trial, state=end)
+        elif end is not None:
+            study.tell(trial, end)
+        else:
+            storage.write_deferred(trial._trial_id)  # running, its point claimed
+    study.enqueue_trial({"f": 0.5, "c": None})
+    trials = RDBStorage._get_trials(storage, study._study_id, None, set(), -1)
+    running = {t._trial_id for t in trials if not t.state.is_finished()}
+    last = max(t._trial_id for t in trials if t.state.is_finished())
+    assert running and any(t.state == TrialState.WAITING for t in trials)
+    for states, included, after in ((None, set(), -1), ([TrialState.COMPLETE, TrialState.RUNNING], set(), -1),
+                                    (None, running, last), (None, set(), last)):
+        ours = storage._get_trials(study._study_id, states, included, after)
+        theirs = RDBStorage._get_trials(storage, study._study_id, states, included, after)
+        assert ours == theirs and [t._trial_id for t in ours] == [t._trial_id for t in theirs]
+        assert [t.distributions for t in ours] == [t.distributions for t in theirs]
