@@ -12,6 +12,7 @@ import time
 import types
 
 import optuna
+import pytest
 
 from kt_cli.search.storage import open_storage
 
@@ -297,19 +298,23 @@ def test_a_trials_draw_and_attributes_reach_the_database_in_one_transaction(tmp_
     assert done.state == optuna.trial.TrialState.COMPLETE and done.user_attrs["result"] == "r"
 
 
-def test_trials_read_without_the_orm_are_the_trials_optuna_reads(tmp_path):
+@pytest.mark.parametrize("database", ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
+    not os.environ.get("KT_TEST_POSTGRES_URL"), reason="KT_TEST_POSTGRES_URL is unset (.ci/run starts a server)"))])
+def test_trials_read_without_the_orm_are_the_trials_optuna_reads(tmp_path, database):
     """kt reads a study's trials with SQLAlchemy Core (owned_storages.CoreTrialReads; the ORM's re-read
     of the running trials was most of a worker's CPU with four workers): every kind of content a trial
     holds comes back as Optuna's own read gives it, for a whole read, a read of some states, and the
     cached storage's re-read of the unfinished trials and those after the last finished one."""
     import json
+    import uuid
 
     from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
     from optuna.storages import RDBStorage
     from optuna.trial import TrialState
 
-    storage = open_storage(f"sqlite:///{tmp_path}/s.db")
-    study = optuna.create_study(study_name="s", storage=storage)
+    url = f"sqlite:///{tmp_path}/s.db" if database == "sqlite" else os.environ["KT_TEST_POSTGRES_URL"]
+    storage = open_storage(url)
+    study = optuna.create_study(study_name=f"core_reads_{uuid.uuid4().hex[:10]}", storage=storage)
     space = {"f": FloatDistribution(0, 1), "lf": FloatDistribution(1e-3, 1, log=True),
              "i": IntDistribution(1, 9, step=2), "c": CategoricalDistribution([16, "a", None, 2.5])}
     ends = [None, 0.25, TrialState.FAIL, TrialState.PRUNED, float("inf"), None]
