@@ -344,3 +344,48 @@ def test_trials_read_without_the_orm_are_the_trials_optuna_reads(tmp_path, datab
         theirs = RDBStorage._get_trials(storage, study._study_id, states, included, after)
         assert ours == theirs and [t._trial_id for t in ours] == [t._trial_id for t in theirs]
         assert [t.distributions for t in ours] == [t.distributions for t in theirs]
+
+
+def test_a_write_sqlite_refused_as_locked_is_run_again_and_lands_once(tmp_path, monkeypatch):
+    """In write-ahead-log mode SQLite refuses at once a transaction that read and then writes after
+    another connection committed (no busy wait helps): kt's storages run such a write again. Here the
+    database refuses a trial's creation, its deferred parameters and its finish once each; the study
+    still ends with exactly one complete trial holding its parameter and value. Any other error is not
+    retried."""
+    import sqlalchemy.exc
+    from optuna.exceptions import StorageInternalError
+    from optuna.storages import RDBStorage
+
+    from kt_cli.search import owned_storages
+
+    def refused_once(method):
+        calls = []
+
+        def refusing(self, *args, **kwargs):
+            calls.append(1)
+            if len(calls) == 1:
+                try:
+                    raise sqlalchemy.exc.OperationalError("INSERT", {}, Exception("database is locked"))
+                except sqlalchemy.exc.OperationalError as exc:
+                    raise StorageInternalError("An exception is raised during the commit.") from exc
+            return method(self, *args, **kwargs)
+        return refusing, calls
+
+    create, created = refused_once(RDBStorage._create_new_trial)
+    finish, finished = refused_once(owned_storages.OneStepStates.set_trial_state_values)
+    write, written = refused_once(owned_storages.DeferredTrialWrites._write_all)
+    monkeypatch.setattr(RDBStorage, "_create_new_trial", create)
+    monkeypatch.setattr(owned_storages.OneStepStates, "set_trial_state_values", finish)
+    monkeypatch.setattr(owned_storages.DeferredTrialWrites, "_write_all", write)
+    study = optuna.create_study(study_name="s", storage=open_storage(f"sqlite:///{tmp_path}/s.db"))
+    study.optimize(lambda t: t.suggest_int("x", 0, 9) * 0.5, n_trials=1)
+    assert len(created) == 2 and len(finished) >= 2 and len(written) == 2
+    (trial,) = study.get_trials()
+    assert trial.state == optuna.trial.TrialState.COMPLETE and trial.value == trial.params["x"] * 0.5
+
+    def failing(self, *args, **kwargs):
+        raise StorageInternalError("An exception is raised during the commit.") from ValueError("too long")
+
+    monkeypatch.setattr(RDBStorage, "_create_new_trial", failing)
+    with pytest.raises(StorageInternalError):
+        study.ask()

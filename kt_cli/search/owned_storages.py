@@ -16,6 +16,52 @@ from optuna.trial import TrialState
 from kt_cli.search.liveness import TrialKeeper
 
 
+LOCK_RETRIES = 6  # runs of a write transaction SQLite refused as locked (see again_when_locked)
+
+
+def again_when_locked(write):
+    """Run `write` (one transaction), again when SQLite refused it as locked. In write-ahead-log mode a
+    transaction that read and then writes, after another connection committed since its read, is
+    refused at once (SQLITE_BUSY_SNAPSHOT: its snapshot is stale, and no busy wait can help): Optuna's
+    trial creation (reads the study, inserts), a one-step state change (reads, updates). Such a
+    transaction was rolled back whole, so running it again is safe; each retry waits a little longer."""
+    import random
+    import time
+
+    import sqlalchemy.exc
+    from optuna.exceptions import StorageInternalError
+
+    for attempt in range(LOCK_RETRIES):
+        try:
+            return write()
+        except (StorageInternalError, sqlalchemy.exc.OperationalError) as exc:
+            cause = exc.__cause__ if isinstance(exc, StorageInternalError) else exc
+            locked = isinstance(cause, sqlalchemy.exc.OperationalError) and "locked" in str(cause).lower()
+            if not locked or attempt == LOCK_RETRIES - 1:
+                raise
+            time.sleep(random.uniform(0.005, 0.02) * 2 ** attempt)
+
+
+class LockRetries(RDBStorage):
+    """Every write transaction of a kt storage, again when SQLite refused it as locked (again_when_locked)."""
+
+    def _create_new_trial(self, study_id, template_trial=None):
+        return again_when_locked(lambda: super(LockRetries, self)._create_new_trial(study_id, template_trial))
+
+    def set_trial_state_values(self, trial_id, state, values=None) -> bool:
+        return again_when_locked(lambda: super(LockRetries, self).set_trial_state_values(trial_id, state, values))
+
+    def set_trial_system_attr(self, trial_id, key, value) -> None:
+        again_when_locked(lambda: super(LockRetries, self).set_trial_system_attr(trial_id, key, value))
+
+    def set_trial_intermediate_value(self, trial_id, step, intermediate_value) -> None:
+        again_when_locked(lambda: super(LockRetries, self).set_trial_intermediate_value(trial_id, step,
+                                                                                       intermediate_value))
+
+    def record_heartbeat(self, trial_id) -> None:
+        again_when_locked(lambda: super(LockRetries, self).record_heartbeat(trial_id))
+
+
 class OneStepStates(RDBStorage):
     def set_trial_state_values(self, trial_id, state, values=None) -> bool:
         """Optuna reads a trial's state, then writes the new one: on SQLite two processes or threads can
@@ -74,9 +120,12 @@ class DeferredTrialWrites(RDBStorage):
         with self._deferred_lock:
             writes = self._deferred.pop(trial_id, None)
         if writes:
-            with _create_scoped_session(self.scoped_session, True) as session:
-                for write in writes:
-                    write(session)
+            again_when_locked(lambda: self._write_all(writes))
+
+    def _write_all(self, writes: list) -> None:
+        with _create_scoped_session(self.scoped_session, True) as session:
+            for write in writes:
+                write(session)
 
     def set_trial_state_values(self, trial_id, state, values=None) -> bool:
         self.write_deferred(trial_id)
@@ -184,7 +233,7 @@ def _distribution(spec: str):
     return json_to_distribution(spec)
 
 
-class KtRDBStorage(TrialKeeper, DeferredTrialWrites, OneStepStates, CoreTrialReads):
+class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates, CoreTrialReads):
     def _create_new_trial(self, study_id, template_trial=None):
         trial = super()._create_new_trial(study_id, template_trial)
         if trial.state == TrialState.RUNNING:  # asked for, not enqueued: its owner is this process
