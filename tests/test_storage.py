@@ -389,3 +389,34 @@ def test_a_write_sqlite_refused_as_locked_is_run_again_and_lands_once(tmp_path, 
     monkeypatch.setattr(RDBStorage, "_create_new_trial", failing)
     with pytest.raises(StorageInternalError):
         study.ask()
+
+
+def test_a_core_read_the_database_refuses_reads_every_trial_and_keeps_the_chosen(tmp_path, monkeypatch):
+    """Where the database refuses the chosen trials' query (too many ids in one IN), the Core read falls
+    back as Optuna's does: it reads the study's every trial and keeps the chosen ones."""
+    import sqlalchemy.exc
+    from optuna.storages import RDBStorage
+
+    from kt_cli.search import owned_storages
+
+    storage = open_storage(f"sqlite:///{tmp_path}/s.db")
+    study = optuna.create_study(study_name="s", storage=storage)
+    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=6)
+    for _ in range(3):
+        storage.write_deferred(study.ask({"x": optuna.distributions.FloatDistribution(0, 1)})._trial_id)
+    rows, asked = owned_storages._rows, []
+
+    def refusing(session, where):
+        asked.append(where)
+        if len(asked) == 1:
+            raise sqlalchemy.exc.OperationalError("SELECT", {}, Exception("too many SQL variables"))
+        return rows(session, where)
+
+    monkeypatch.setattr(owned_storages, "_rows", refusing)
+    trials = RDBStorage._get_trials(storage, study._study_id, None, set(), -1)
+    running = {t._trial_id for t in trials if not t.state.is_finished()}
+    last = max(t._trial_id for t in trials if t.state.is_finished())
+    chosen = storage._get_trials(study._study_id, None, running | {trials[0]._trial_id}, last - 2)
+    assert len(asked) == 2
+    assert chosen == RDBStorage._get_trials(storage, study._study_id, None, running | {trials[0]._trial_id}, last - 2)
+    assert 0 < len(chosen) < len(trials)

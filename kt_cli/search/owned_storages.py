@@ -148,7 +148,7 @@ class CoreTrialReads(RDBStorage):
     """Trials read with SQLAlchemy Core instead of the ORM: the same FrozenTrials, built from rows.
     Optuna's cached storage reads every unfinished trial again at each look at the study (a budget
     ledger's read, a look for dead owners), and `kt tune --workers N` keeps about 16 running trials a
-    process: through the ORM a look at 64 running trials took 33 ms of CPU on the CI machine, and four
+    process: through the ORM a look at 64 running trials took 33-40 ms of CPU on the CI machine, and four
     workers' processes spent their CPU reading each other's trials (docs/performance.md, tenth session)."""
 
     def _get_trials(self, study_id, states, included_trial_ids, trial_id_greater_than):
@@ -156,27 +156,37 @@ class CoreTrialReads(RDBStorage):
         import sqlalchemy.exc
 
         trial = models.TrialModel.__table__
-        where = trial.c.study_id == study_id
+        study = trial.c.study_id == study_id
         if states is not None:
-            where = where & trial.c.state.in_(list(states))
-        included = [i for i in included_trial_ids if i <= trial_id_greater_than]
+            study = study & trial.c.state.in_(list(states))
+        included = {i for i in included_trial_ids if i <= trial_id_greater_than}
+        where = study
         if included and trial_id_greater_than > -1:
-            where = where & sqlalchemy.or_(trial.c.trial_id.in_(included), trial.c.trial_id > trial_id_greater_than)
+            where = study & sqlalchemy.or_(trial.c.trial_id.in_(included), trial.c.trial_id > trial_id_greater_than)
         elif trial_id_greater_than > -1:
-            where = where & (trial.c.trial_id > trial_id_greater_than)
-        chosen = sqlalchemy.select(trial.c.trial_id).where(where)
-        try:
-            with _create_scoped_session(self.scoped_session) as session:
-                models.StudyModel.find_or_raise_by_id(study_id, session)
-                rows = session.execute(sqlalchemy.select(trial.c.trial_id, trial.c.number, trial.c.state,
-                                                         trial.c.datetime_start, trial.c.datetime_complete)
-                                       .where(where).order_by(trial.c.trial_id)).all()
-                children = {name: session.execute(sqlalchemy.select(*columns).where(table.c.trial_id.in_(chosen))
-                                                  .order_by(*order)).all()
-                            for name, table, columns, order in _child_reads()}
-        except sqlalchemy.exc.OperationalError:  # likely more trial ids than the database takes in one IN
-            return super()._get_trials(study_id, states, included_trial_ids, trial_id_greater_than)
+            where = study & (trial.c.trial_id > trial_id_greater_than)
+        with _create_scoped_session(self.scoped_session) as session:
+            models.StudyModel.find_or_raise_by_id(study_id, session)
+            try:
+                rows, children = _rows(session, where)
+            except sqlalchemy.exc.OperationalError:  # likely more trial ids than the database takes in one IN,
+                rows, children = _rows(session, study)  # as Optuna falls back: the study's every trial, then chosen
+                rows = [r for r in rows if r.trial_id in included or r.trial_id > trial_id_greater_than]
         return _frozen_trials(rows, children)
+
+
+def _rows(session, where) -> tuple[list, dict]:
+    """The trial rows `where` picks, and the rows of each child table of theirs (_child_reads)."""
+    import sqlalchemy
+
+    trial = models.TrialModel.__table__
+    rows = session.execute(sqlalchemy.select(trial.c.trial_id, trial.c.number, trial.c.state, trial.c.datetime_start,
+                                             trial.c.datetime_complete).where(where).order_by(trial.c.trial_id)).all()
+    chosen = sqlalchemy.select(trial.c.trial_id).where(where)
+    children = {name: session.execute(sqlalchemy.select(*columns).where(table.c.trial_id.in_(chosen))
+                                      .order_by(*order)).all()
+                for name, table, columns, order in _child_reads()}
+    return rows, children
 
 
 def _child_reads() -> list:
