@@ -252,6 +252,11 @@ class Evaluator:
 
         return plugins.vendor(spec.vendor).model_prunes(spec)
 
+    def _race_bound(self, key: tuple) -> float | None:
+        """The time a candidate of problem `key` is raced against (the best fully timed interval's upper
+        end plus RACE_MARGIN), None while there is none: such a candidate is not screened."""
+        return self.fastest[key] * (1 + RACE_MARGIN) if key in self.fastest and RACE_MARGIN is not None else None
+
     def _predicted_far_slower(self, key: tuple, estimate: dict) -> str:
         """Why the cost model says this candidate cannot win (see PRUNE_RATIO), or "" to time it."""
         best = self.fastest_estimate.get(key)
@@ -369,7 +374,7 @@ class Evaluator:
         # win, with the device free for the others meanwhile: most candidates end before verification
         # (raced out, pruned, spilling or refused: 83 of 108 on the matmul recipe on an H100,
         # benchmarks/results/s20/scale_cold), and their second compile was a third of the pool's work.
-        screened = key in self.fastest and RACE_MARGIN is not None
+        screened = self._race_bound(key) is not None
         compiled = self.compile(candidate, plan.spec, clock, () if screened else tuple(shapes[1:]))
         prunes, estimate = self._prunes(plan.spec), compiled.get("estimate", {})
         # Read once the device is this candidate's, after the candidates timed before it (those that took
@@ -383,7 +388,7 @@ class Evaluator:
             pruned = self._predicted_far_slower(key, estimate) if prunes else ""
             if pruned:
                 raise WorkerFailure("pruned", pruned)
-            return self.fastest[key] * (1 + RACE_MARGIN) if key in self.fastest and RACE_MARGIN is not None else None
+            return self._race_bound(key)
 
         try:
             verification, out = self.device_judge(plan.spec).verify_and_time(

@@ -39,9 +39,9 @@ RACE_FIRST_SAMPLES = 5
 MIN_SAMPLES = 20
 # A batch's hold: twice what queueing its samples took the host in the batch before (the median round of
 # samples, times the batch's rounds; at least HOLD_MIN_S, at most HOLD_MAX_S), so that the device is still
-# held when the host has launched the last sample. On an H200 with the compile pool on every core, a 91 µs fp8 GEMM whose launch builds
-# three TMA descriptors read 230-570 µs behind the lead of 8 cache flushes this replaced
-# (benchmarks/results/s19/fp8).
+# held when the host has launched the last sample. On an H200 with the compile pool on every core, a
+# 91 µs fp8 GEMM whose launch builds three TMA descriptors read 230-570 µs behind the lead of 8 cache
+# flushes this replaced (benchmarks/results/s19/fp8).
 HOLD_MIN_S = 1e-3
 HOLD_MAX_S = 0.25
 HOLD_TRIES = 3  # a batch in which the device reached a timed window before its launch was queued is
