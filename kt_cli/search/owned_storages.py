@@ -148,8 +148,9 @@ class CoreTrialReads(RDBStorage):
     """Trials read with SQLAlchemy Core instead of the ORM: the same FrozenTrials, built from rows.
     Optuna's cached storage reads every unfinished trial again at each look at the study (a budget
     ledger's read, a look for dead owners), and `kt tune --workers N` keeps about 16 running trials a
-    process: through the ORM a look at 64 running trials took 33-40 ms of CPU on the CI machine, and four
-    workers' processes spent their CPU reading each other's trials (docs/performance.md, tenth session)."""
+    process: through the ORM a look at 64 running trials took 33-40 ms of CPU on a 2-core CPU machine,
+    and four workers' processes spent their CPU reading each other's trials (docs/performance.md, tenth
+    session)."""
 
     def _get_trials(self, study_id, states, included_trial_ids, trial_id_greater_than):
         import sqlalchemy
