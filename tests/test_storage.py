@@ -265,6 +265,30 @@ def test_a_claim_made_ahead_is_withdrawn_when_a_trial_before_it_drew_the_same_po
     objective._confirm_claim(third, point_key({"BLOCK": 32}))
 
 
+def test_a_later_claim_sees_an_earlier_claim_of_its_point_made_meanwhile_and_withdraws():
+    """Two trials drew one point; the later claimed ahead while the earlier had not written its draw,
+    and the earlier read the study before that claim and claimed too. Reading again, the later sees
+    the earlier's claim and withdraws; the earlier's claim stands; meanwhile both hold a unit each."""
+    from kt_cli.search.ledger import CLAIM, Budget, Ledger, point_key
+
+    study = optuna.create_study()
+    point, key = {"BLOCK": 64, "warps": 8}, point_key({"BLOCK": 64, "warps": 8})
+    first, second = _drawn(study, point), _drawn(study, point)
+    first.set_user_attr(CLAIM, first.number)
+    second.set_user_attr(CLAIM, second.number)
+    seen_by_second = Ledger.read(study, second.number)
+    assert seen_by_second.taken[key].number == first.number
+    assert Budget(2, None).taken(Ledger.read(study))  # two claims, two units, though one point
+    objective = _objective_on(study, limit=4)
+    try:
+        objective._confirm_claim(second, key)
+        raise AssertionError("the later claim stood beside an earlier claim of its point")
+    except optuna.TrialPruned as why:
+        assert f"trial {first.number} drew this point too" in str(why)
+    objective._confirm_claim(first, key)  # the earlier one keeps it
+    assert [t.number for t in Ledger.read(study).taken.values()] == [first.number]
+
+
 def test_a_trials_draw_and_attributes_reach_the_database_in_one_transaction(tmp_path):
     """Optuna writes each parameter and attribute in a transaction of its own; kt writes a trial's
     together when the trial is about to read what others drew (or its state changes): four workers on

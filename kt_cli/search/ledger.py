@@ -47,12 +47,18 @@ class Ledger:
     """The study as every process sharing it sees it: points evaluated, points taken (being evaluated
     by a running trial, or lost with a dead worker and about to come back as a retry), points queued
     (enqueued and not yet claimed: seeds, retries, untried points handed to the sampler), and running
-    trials not decided yet."""
+    trials not decided yet.
 
-    evaluated: dict  # point key -> FrozenTrial
-    spent: int  # evaluated points that count against the budget (not refused as invalid by the vendor)
-    taken: dict  # point key -> FrozenTrial
-    queued: dict  # point key -> FrozenTrial, waiting or running but not claimed yet
+    Every trial is kept, not one per point: two trials can hold one point for a moment (two claims
+    read each other's draws late; the later withdraws, kt_cli.search.objective._confirm_claim), and
+    the ledger as one of them sees it must still show the other. Kept one per point, the later claim
+    hid the earlier from the later trial itself, and both evaluated the point (a study of 8 ended
+    with 9, the fresh-clone CI of 2026-11-27)."""
+
+    finished: tuple  # (point key, trial) of every evaluated trial (its result recorded, not a duplicate)
+    claims: tuple  # (point key, trial) of every trial holding a unit of budget: running and claimed, or
+    # dead after claiming and awaiting its retry
+    waiting: tuple  # (point key, trial) of every queued trial, waiting or running but not claimed yet
     retrying: frozenset  # numbers of the queued retries of trials that had claimed: each holds the unit of
     # budget its dead trial took
     undecided: dict  # running trials that have not claimed, skipped or been answered: number -> the key of
@@ -70,7 +76,7 @@ class Ledger:
 
         state = optuna.trial.TrialState
         retried = {t.system_attrs.get("failed_trial") for t in trials}
-        evaluated, taken, queued, undecided = {}, {}, {}, {}
+        finished, claims, waiting, undecided = [], [], [], {}
         for t in trials:
             # An enqueued trial's point lives in its fixed params: its params stay empty until it runs.
             # A retry (Optuna's retry callback) carries its dead trial's params from the start, and
@@ -80,27 +86,51 @@ class Ledger:
                 fixed = t.params
             if t.state == state.RUNNING:
                 if claimed(t):
-                    taken[point_key(t.params)] = t
+                    claims.append((point_key(t.params), t))
                 elif not {"result", "duplicate_of", SKIPPED} & set(t.user_attrs):
                     undecided[t.number] = point_key(fixed if fixed is not None else t.params)
                     if fixed is not None:  # keeps its point and unit until it claims (a retry must not lose them)
-                        queued[point_key(fixed)] = t
+                        waiting.append((point_key(fixed), t))
             elif t.state == state.WAITING:
-                queued[point_key(fixed if fixed is not None else t.params)] = t
+                waiting.append((point_key(fixed if fixed is not None else t.params), t))
             elif "result" in t.user_attrs:
                 if t.state in (state.COMPLETE, state.FAIL) and "duplicate_of" not in t.user_attrs:
-                    evaluated[point_key(t.params)] = t
+                    finished.append((point_key(t.params), t))
             elif awaits_retry(t, retried):
-                taken[point_key(t.params)] = t
-        spent = sum(_spends_a_unit(t.user_attrs["result"]) for t in evaluated.values())
+                claims.append((point_key(t.params), t))
         # A retry holds a unit only where its dead trial had claimed one: a trial that died before
         # claiming (inside ask(), or while waiting its turn) had taken none, and its retry must not keep
         # a claimed point's retry from running (it is a suggestion like any other).
         number = {t.number: t for t in trials}
-        retrying = frozenset(t.number for t in queued.values()
+        retrying = frozenset(t.number for _, t in waiting
                              if t.system_attrs.get("failed_trial") in number
                              and claimed(number[t.system_attrs["failed_trial"]]))
-        return cls(evaluated, spent, taken, queued, retrying, undecided)
+        return cls(tuple(finished), tuple(claims), tuple(waiting), retrying, undecided)
+
+    @functools.cached_property
+    def evaluated(self) -> dict:
+        """Point key -> its first evaluated trial."""
+        return _first_per_point(self.finished)
+
+    @functools.cached_property
+    def taken(self) -> dict:
+        """Point key -> the first trial holding it (the one that keeps it)."""
+        return _first_per_point(self.claims)
+
+    @functools.cached_property
+    def queued(self) -> dict:
+        """Point key -> the first queued trial of it."""
+        return _first_per_point(self.waiting)
+
+    @functools.cached_property
+    def spent(self) -> int:
+        """Evaluated trials that count against the budget (not refused as invalid by the vendor)."""
+        return sum(_spends_a_unit(t.user_attrs["result"]) for _, t in self.finished)
+
+    @property
+    def units_taken(self) -> int:
+        """Units of budget held by trials evaluating now (or lost with a dead worker): one a trial."""
+        return len(self.claims)
 
     @property
     def retries(self) -> int:
@@ -109,11 +139,19 @@ class Ledger:
     def without(self, number: int) -> "Ledger":
         """The ledger as trial `number` sees it: itself left out (a queued retry may claim its own point,
         a running trial is not ahead of itself). One read serves every trial of a process this way."""
-        def others(trials: dict) -> dict:
-            return {key: t for key, t in trials.items() if t.number != number}
+        def others(pairs: tuple) -> tuple:
+            return tuple((key, t) for key, t in pairs if t.number != number)
 
-        return Ledger(others(self.evaluated), self.spent, others(self.taken), others(self.queued),
-                      self.retrying - {number}, {n: k for n, k in self.undecided.items() if n != number})
+        return Ledger(others(self.finished), others(self.claims), others(self.waiting), self.retrying - {number},
+                      {n: k for n, k in self.undecided.items() if n != number})
+
+
+def _first_per_point(pairs: tuple) -> dict:
+    """Point key -> the lowest-numbered trial of `pairs` with that key."""
+    first: dict = {}
+    for key, t in sorted(pairs, key=lambda pair: pair[1].number):
+        first.setdefault(key, t)
+    return first
 
 
 @dataclass(frozen=True)
@@ -136,14 +174,14 @@ class Budget:
         """Every unit left is taken by a running trial (and, with `queued_retries`, by a queued retry), or
         would be once the `ahead` undecided trials before this one took one each: one more trial must
         not start evaluating."""
-        units = ledger.spent + len(ledger.taken) + (ledger.retries if queued_retries else 0) + ahead
+        units = ledger.spent + ledger.units_taken + (ledger.retries if queued_retries else 0) + ahead
         return units >= self.limit or self._exhausted(ledger, 1 + ahead)
 
     def spoken_for(self, ledger: Ledger) -> bool:
         """Every unit left is held by a running trial or by a point queued to run (start-up points,
         seeds, retries): a point sampled now would not be evaluated, whatever it is."""
-        return ledger.spent + len(ledger.taken) + len(ledger.queued) >= self.limit
+        return ledger.spent + ledger.units_taken + len(ledger.queued) >= self.limit
 
     def _exhausted(self, ledger: Ledger, extra: int = 0) -> bool:
         return (self.valid_points is not None
-                and len(ledger.evaluated) + len(ledger.taken) + extra > self.valid_points)
+                and len(ledger.evaluated.keys() | ledger.taken.keys()) + extra > self.valid_points)
