@@ -19,6 +19,7 @@ from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.interpreter_fixes import not_interpretable
 from kt_cli.evaluate.pool import NICE_ENV, WorkerPool
+from kt_cli.evaluate.race import Race
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 
 if TYPE_CHECKING:
@@ -90,7 +91,8 @@ class Evaluator:
         self.device_judges: dict[str, IsolatedVerifier] = {}  # vendor name -> the judge on its device
         self._verified: dict = {}
         self._refusals: dict = {}  # shape key of a stand-in -> why the module cannot make a run there ("": it can)
-        self.fastest: dict = {}  # (target, shape key) -> upper end of the best fully timed interval so far
+        self.race = Race()  # per (target, shape key): the best fully timed interval, the screens ahead
+        self._compiled_first: set = set()  # (target, shape key) of the problems whose first candidate compiled here
         self.fastest_estimate: dict = {}  # (target, shape key) -> the cost model's estimate of that candidate
         self.timed: dict = {}  # (target, shape key) -> candidates fully timed
         self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from inspect_module
@@ -242,8 +244,7 @@ class Evaluator:
             return
         key = (result.target, shape_key(result.shape))
         self.timed[key] = self.timed.get(key, 0) + 1
-        if result.stats["ci_high"] < self.fastest.get(key, math.inf):
-            self.fastest[key] = result.stats["ci_high"]
+        if self.race.timed(key, result.stats["ci_high"]):
             self.fastest_estimate[key] = result.stats.get("estimate", {}).get("seconds")
 
     @staticmethod
@@ -251,11 +252,6 @@ class Evaluator:
         from kt_cli import plugins
 
         return plugins.vendor(spec.vendor).model_prunes(spec)
-
-    def _race_bound(self, key: tuple) -> float | None:
-        """The time a candidate of problem `key` is raced against (the best fully timed interval's upper
-        end plus RACE_MARGIN), None while there is none: such a candidate is not screened."""
-        return self.fastest[key] * (1 + RACE_MARGIN) if key in self.fastest and RACE_MARGIN is not None else None
 
     def _predicted_far_slower(self, key: tuple, estimate: dict) -> str:
         """Why the cost model says this candidate cannot win (see PRUNE_RATIO), or "" to time it."""
@@ -369,13 +365,16 @@ class Evaluator:
         # they reach the GPU and records their registers, shared memory and spills.
         shapes = self._device_shapes(candidate.shape)
         key = (plan.spec.name, shape_key(candidate.shape))
-        # A candidate that will be screened (a best to race against exists: fastest only grows) has the
-        # shapes it is verified on besides the problem compiled only once its screen says it can still
-        # win, with the device free for the others meanwhile: most candidates end before verification
-        # (raced out, pruned, spilling or refused: 83 of 108 on the matmul recipe on an H100,
-        # benchmarks/results/s20/scale_cold), and their second compile was a third of the pool's work.
-        screened = self._race_bound(key) is not None
-        compiled = self.compile(candidate, plan.spec, clock, () if screened else tuple(shapes[1:]))
+        # Racing: every candidate is screened first. The shapes it is verified on besides the problem
+        # are compiled only once its screen says it can still win, with the device free for the others
+        # meanwhile: most candidates end before verification (raced out, pruned, spilling or refused:
+        # 83 of 108 on the matmul recipe on an H100, benchmarks/results/s20/scale_cold), and their
+        # second compile was a third of the pool's work. The first candidate of a problem here has them
+        # compiled at once: the others wait for its verified time (kt_cli.evaluate.race).
+        racing = RACE_MARGIN is not None
+        lazy = racing and key in self._compiled_first
+        self._compiled_first.add(key)
+        compiled = self.compile(candidate, plan.spec, clock, () if lazy else tuple(shapes[1:]))
         prunes, estimate = self._prunes(plan.spec), compiled.get("estimate", {})
         # Read once the device is this candidate's, after the candidates timed before it (those that took
         # the device while it waited included): pruning, where the cost model estimates it far slower
@@ -388,16 +387,25 @@ class Evaluator:
             pruned = self._predicted_far_slower(key, estimate) if prunes else ""
             if pruned:
                 raise WorkerFailure("pruned", pruned)
-            return self._race_bound(key)
+            return self.race.bound(key, RACE_MARGIN)
+
+        token = object()
+
+        def settle(stats: dict) -> float | None:
+            with clock.phase("wait.leader"):
+                return self.race.settle(key, token, stats["ci_low"], stats["ci_high"], RACE_MARGIN, self.timeout)
 
         try:
             verification, out = self.device_judge(plan.spec).verify_and_time(
                 self.device_pool(plan.spec.vendor), self.source, candidate, shapes, self.recipe.search.seed, clock,
                 self.recipe.problem.tolerance, race,
-                (lambda: self.compile_shapes(candidate, plan.spec, clock, tuple(shapes[1:]))) if screened else None)
+                (lambda: self.compile_shapes(candidate, plan.spec, clock, tuple(shapes[1:]))) if lazy else None,
+                settle if racing else None)
         except WorkerFailure as exc:
             exc.resources = compiled["resources"]
             raise
+        finally:
+            self.race.leave(key, token)
         stats, base = out["stats"], out["baseline"]  # no baseline for a candidate raced out at its screen
         speedup = base["median"] / stats["median"] if base and stats["median"] > 0 else None
         return {"value": stats["median"], "resources": compiled["resources"],
