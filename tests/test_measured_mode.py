@@ -194,7 +194,9 @@ def test_a_screened_candidate_has_its_verification_shape_compiled_only_once_it_c
                              for block, repeat in ((1024, 1), (512, 16), (256, 1)))
     finally:
         evaluator.close()
-    assert first.ok and slow.ok and slow.stats["raced_out"] and good.ok and not good.stats.get("raced_out")
+    # (good, as fast as the first, may still be raced out during its full timing on a loaded CPU: what
+    # matters here is that its screen let it through to verification)
+    assert first.ok and slow.ok and slow.stats["raced_out"] and good.ok and "verify" in good.phase_seconds
     built = log.read_text().splitlines()
 
     def compiled(block: int, n: int) -> bool:
@@ -218,7 +220,7 @@ def _race_before_any_best(write, tmp_path, monkeypatch, leader_fails: bool) -> d
     from kt_cli.search.plan import plan_targets
     from kt_cli.types import shape_key
 
-    monkeypatch.setattr(evaluator_module, "RACE_MARGIN", 3.0)  # a shared CPU drifts (see the tests above)
+    monkeypatch.setattr(evaluator_module, "RACE_MARGIN", 1.0)  # 16x the work races out below 8x of CPU drift
     built, settled = [], []
     compile_shapes, settle = Evaluator.compile_shapes, evaluator_module.Race.settle
 
