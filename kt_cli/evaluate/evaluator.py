@@ -4,7 +4,6 @@ interpreter (CPU) or verify and time (the device), and turn what comes back into
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import threading
 import time

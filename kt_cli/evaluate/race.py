@@ -18,6 +18,8 @@ POLL_S = 0.5  # a waiting screen looks again this often even unwoken (a leader i
 
 
 class Race:
+    """One process's race, shared by its candidates' threads (see the module docstring)."""
+
     def __init__(self):
         self.fastest: dict = {}  # problem key -> upper end of the best fully timed interval so far
         self._screens: dict = {}  # problem key -> {token: upper end of its screen's interval}, verifying
