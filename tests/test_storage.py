@@ -289,6 +289,74 @@ def test_a_later_claim_sees_an_earlier_claim_of_its_point_made_meanwhile_and_wit
     assert [t.number for t in Ledger.read(study).taken.values()] == [first.number]
 
 
+def _random_study(rng) -> list:
+    """Trials of a study in every state the ledger tells apart, several often on one point: evaluated
+    (some refused as invalid, some duplicates answered), claimed, undecided (drawn or drawing), skipped,
+    queued (enqueued or retries), dead before or after claiming."""
+    import json
+
+    from kt_cli.search.ledger import CLAIM, SKIPPED
+
+    state = optuna.trial.TrialState
+    points = [{"BLOCK": b} for b in (32, 64, 128)]
+    trials = []
+    for number in range(rng.randint(1, 12)):
+        point, kind = rng.choice(points), rng.choice(["evaluated", "invalid", "duplicate", "claimed", "drawn",
+                                                      "drawing", "skipped", "waiting", "retry", "dead", "dead_early"])
+        params, user, system, trial_state = dict(point), {}, {}, state.RUNNING
+        result = json.dumps({"failure_kind": "invalid" if kind == "invalid" else "ok"})
+        if kind in ("evaluated", "invalid", "duplicate"):
+            trial_state, user = state.COMPLETE, {"result": result, CLAIM: number}
+            if kind == "duplicate":
+                user = {"result": result, "duplicate_of": 0}
+        elif kind == "claimed":
+            user = {CLAIM: number}
+        elif kind == "drawing":
+            params = {}
+        elif kind == "skipped":
+            user = {SKIPPED: "taken"}
+        elif kind in ("waiting", "retry"):
+            trial_state, params, system = state.WAITING, {}, {"fixed_params": point}
+            if kind == "retry" and number:
+                system = {"failed_trial": rng.randrange(number), "fixed_params": point}
+        elif kind in ("dead", "dead_early"):
+            trial_state, user = state.FAIL, ({CLAIM: number} if kind == "dead" else {})
+        trials.append(optuna.trial.FrozenTrial(
+            number=number, state=trial_state, value=None, values=None, datetime_start=None, datetime_complete=None,
+            params=params, distributions={name: optuna.distributions.CategoricalDistribution([32, 64, 128])
+                                          for name in params},
+            user_attrs=user, system_attrs=system, intermediate_values={}, trial_id=number + 1))
+    return trials
+
+
+def _seen(ledger) -> dict:
+    """What a trial decides on, from a ledger: which trial holds, evaluated or queues each point, the units."""
+    def numbers(trials: dict) -> dict:
+        return {key: t.number for key, t in trials.items()}
+
+    return {"evaluated": numbers(ledger.evaluated), "taken": numbers(ledger.taken), "queued": numbers(ledger.queued),
+            "spent": ledger.spent, "units": ledger.units_taken, "undecided": ledger.undecided}
+
+
+def test_the_ledger_a_trial_sees_is_the_study_without_that_trial():
+    """One read of the study serves every trial of a process (Ledger.without): what a running trial
+    decides on must be the study as it would read it with itself left out, whatever the others hold,
+    several trials on one point included (where one per point was kept, a later claim hid an earlier
+    claim of the same point from the later trial itself, and both evaluated it)."""
+    import random
+
+    from kt_cli.search.ledger import Ledger
+
+    rng = random.Random(0)
+    for _ in range(2000):
+        trials = _random_study(rng)
+        for me in (t for t in trials if t.state == optuna.trial.TrialState.RUNNING):
+            others = [t for t in trials if t.number != me.number]
+            if any(t.system_attrs.get("failed_trial") == me.number for t in others):
+                continue  # a retry of a running trial: not a study the ledger can see
+            assert _seen(Ledger.of(trials).without(me.number)) == _seen(Ledger.of(others)), (me.number, trials)
+
+
 def test_a_trials_draw_and_attributes_reach_the_database_in_one_transaction(tmp_path):
     """Optuna writes each parameter and attribute in a transaction of its own; kt writes a trial's
     together when the trial is about to read what others drew (or its state changes): four workers on
