@@ -91,7 +91,6 @@ class Evaluator:
         self._verified: dict = {}
         self._refusals: dict = {}  # shape key of a stand-in -> why the module cannot make a run there ("": it can)
         self.race = Race()  # per (target, shape key): the best fully timed interval, the screens ahead
-        self._compiled_first: set = set()  # (target, shape key) of the problems whose first candidate compiled here
         self.fastest_estimate: dict = {}  # (target, shape key) -> the cost model's estimate of that candidate
         self.timed: dict = {}  # (target, shape key) -> candidates fully timed
         self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from inspect_module
@@ -364,16 +363,14 @@ class Evaluator:
         # they reach the GPU and records their registers, shared memory and spills.
         shapes = self._device_shapes(candidate.shape)
         key = (plan.spec.name, shape_key(candidate.shape))
-        # Racing: every candidate is screened first. The shapes it is verified on besides the problem
-        # are compiled only once its screen says it can still win, with the device free for the others
-        # meanwhile: most candidates end before verification (raced out, pruned, spilling or refused:
-        # 83 of 108 on the matmul recipe on an H100, benchmarks/results/s20/scale_cold), and their
-        # second compile was a third of the pool's work. The first candidate of a problem here has them
-        # compiled at once: the others wait for its verified time (kt_cli.evaluate.race).
+        # Racing: every candidate is screened first (kt_cli.evaluate.race). The shapes it is verified on
+        # besides the problem are compiled only once its screen says it can still win, with the device
+        # free for the others meanwhile: most candidates end before verification (raced out, pruned,
+        # spilling or refused: 83 of 108 on the matmul recipe on an H100, s20/scale_cold), and their
+        # second compile was a third of the pool's work. (A problem's first candidate compiled with
+        # them reached the device after the others of its batch, which compiled half as much.)
         racing = RACE_MARGIN is not None
-        lazy = racing and key in self._compiled_first
-        self._compiled_first.add(key)
-        compiled = self.compile(candidate, plan.spec, clock, () if lazy else tuple(shapes[1:]))
+        compiled = self.compile(candidate, plan.spec, clock, () if racing else tuple(shapes[1:]))
         prunes, estimate = self._prunes(plan.spec), compiled.get("estimate", {})
         # Read once the device is this candidate's, after the candidates timed before it (those that took
         # the device while it waited included): pruning, where the cost model estimates it far slower
@@ -398,7 +395,7 @@ class Evaluator:
             verification, out = self.device_judge(plan.spec).verify_and_time(
                 self.device_pool(plan.spec.vendor), self.source, candidate, shapes, self.recipe.search.seed, clock,
                 self.recipe.problem.tolerance, race,
-                (lambda: self.compile_shapes(candidate, plan.spec, clock, tuple(shapes[1:]))) if lazy else None,
+                (lambda: self.compile_shapes(candidate, plan.spec, clock, tuple(shapes[1:]))) if racing else None,
                 settle if racing else None)
         except WorkerFailure as exc:
             exc.resources = compiled["resources"]
