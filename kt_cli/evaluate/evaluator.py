@@ -367,8 +367,9 @@ class Evaluator:
         # besides the problem are compiled only once its screen says it can still win, with the device
         # free for the others meanwhile: most candidates end before verification (raced out, pruned,
         # spilling or refused: 83 of 108 on the matmul recipe on an H100, s20/scale_cold), and their
-        # second compile was a third of the pool's work. (A problem's first candidate compiled with
-        # them reached the device after the others of its batch, which compiled half as much.)
+        # second compile was a third of the pool's work. (Not even a problem's first candidate has them
+        # compiled at once: compiling twice as much, it would reach the device after the rest of its
+        # batch, reasoned from the compile times, not measured.)
         racing = RACE_MARGIN is not None
         compiled = self.compile(candidate, plan.spec, clock, () if racing else tuple(shapes[1:]))
         prunes, estimate = self._prunes(plan.spec), compiled.get("estimate", {})
