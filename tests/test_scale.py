@@ -215,7 +215,9 @@ def _drive_together(url: str, problem, budget: int, seeds: list, in_flight: int 
         thread.start()
     for thread in threads:
         thread.join(120)
-    assert not errors, [(exc, exc.__cause__) for exc in errors]  # a storage error wraps the database's own
+    import traceback
+
+    assert not errors, "".join(line for exc in errors for line in traceback.format_exception(exc))
     return evaluated(optuna.load_study(study_name="s", storage=open_storage(url)))
 
 

@@ -483,6 +483,43 @@ def test_a_write_sqlite_refused_as_locked_is_run_again_and_lands_once(tmp_path, 
         study.ask()
 
 
+def test_a_write_refused_as_locked_for_seconds_lands_while_its_patience_lasts(tmp_path, monkeypatch):
+    """Eighteen threads writing one study on a loaded 2-core host saw one write refused as locked six
+    times running (0.6 s of retries), and the run died. A write goes on being run again for as long as
+    the busy timeout would have waited: a study's attributes refused for 1.5 s land, each written once;
+    refused past its patience, the error reaches the caller."""
+    import sqlalchemy.exc
+    from optuna.exceptions import StorageInternalError
+    from optuna.storages import RDBStorage
+
+    from kt_cli.search import owned_storages
+
+    refuse_until = time.monotonic() + 1.5
+    tries = []
+
+    def refusing(self, study_id, key, value):
+        tries.append(key)
+        if time.monotonic() < refuse_until:
+            try:
+                raise sqlalchemy.exc.OperationalError("INSERT", {}, Exception("database is locked"))
+            except sqlalchemy.exc.OperationalError as exc:
+                raise StorageInternalError("An exception is raised during the commit.") from exc
+        return original(self, study_id, key, value)
+
+    original = RDBStorage.set_study_user_attr
+    monkeypatch.setattr(RDBStorage, "set_study_user_attr", refusing)
+    study = optuna.create_study(study_name="s", storage=open_storage(f"sqlite:///{tmp_path}/s.db"))
+    study.set_user_attr("budget", 8)
+    assert len(tries) > 6 and study.user_attrs == {"budget": 8}
+
+    refuse_until = time.monotonic() + 60
+    monkeypatch.setattr(owned_storages, "LOCK_PATIENCE_S", 0.3)
+    started = time.monotonic()
+    with pytest.raises(StorageInternalError):
+        study.set_user_attr("budget_trials", 8)
+    assert time.monotonic() - started < 5 and "budget_trials" not in study.user_attrs
+
+
 def test_a_core_read_the_database_refuses_reads_every_trial_and_keeps_the_chosen(tmp_path, monkeypatch):
     """Where the database refuses the chosen trials' query (too many ids in one IN), the Core read falls
     back as Optuna's does: it reads the study's every trial and keeps the chosen ones."""
