@@ -66,3 +66,34 @@ def _keys(name, dtype, shape, params, options):
 def test_the_device_finds_the_binary_the_compile_pool_made(name, dtype, shape, params, options):
     for fn, pool_key, jit_key in _keys(name, dtype, shape, params, options):
         assert pool_key == jit_key, f"{fn}: the device's JIT would compile the candidate again"
+
+
+@pytest.mark.parametrize("readied", [False, True])
+def test_a_readied_compile_worker_does_not_ready_the_compiler_on_its_first_candidates_time(tmp_path, readied):
+    """A compile worker readies Triton as it starts (cross_compile.warm_up): its first candidate's
+    compile request no longer computes the key Triton hashes its own files into (0.4 s and more of every
+    compile worker's first compile, the run's whole first batch). Read from the request's own profile."""
+    import pstats
+
+    from kt_cli import plugins
+    from kt_cli.evaluate.cross_compile import WARM_ENV
+    from kt_cli.evaluate.pool import WorkerPool
+    from kt_cli.types import Candidate
+
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    env = {"TRITON_INTERPRET": "0", WARM_ENV: "compile" if readied else "", "TRITON_CACHE_DIR": str(tmp_path / "t"),
+           "KT_CACHE_DIR": str(tmp_path / "k"), "KT_PROFILE_DIR": str(profiles), "KT_PROFILE_REQUESTS": "1"}
+    target = plugins.target("nvidia:sm_90")
+    source = template("softmax")
+    candidate = Candidate(source.path, {"BLOCK_N": 1024, "ROWS": 1, "ROW_STAGES": 1, "num_warps": 4, "num_stages": 1},
+                          target.name, {"M": 64, "N": 1000}, "float16", "measured")
+    pool = WorkerPool(1, env)
+    try:
+        compiled = pool.call("compile", {"source": source, "candidate": candidate, "target": target}, 300)
+    finally:
+        pool.stop()
+    assert compiled["resources"]["registers"] > 0
+    (profile,) = profiles.glob("compile-*.prof")
+    called = {name for (_, _, name) in pstats.Stats(str(profile)).stats}
+    assert ("triton_key" in called) is not readied

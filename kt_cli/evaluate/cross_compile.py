@@ -11,6 +11,29 @@ critical path (tests/test_compile_cache.py)."""
 from __future__ import annotations
 
 
+WARM_ENV = "KT_WORKER_WARM"  # "compile" in a worker's environment: it calls warm_up as it starts
+
+
+def warm_up() -> None:
+    """Do now, once for this process, what its first cross-compile would otherwise do on a candidate's
+    time: import Triton and its compiler, and compute the key Triton hashes its own sources and
+    libraries into (`triton_key`, cached per process; 0.4 s of a 2-core CPU machine's first compile,
+    more where a host's every compile worker starts at once). A compile worker calls it as it starts,
+    while kt opens its studies and readies its devices: its first candidate's compile then costs what a
+    later one does (benchmarks/first_compile.py). Best effort: where a Triton version keeps the key
+    elsewhere, the first compile computes it as before."""
+    import importlib
+
+    import triton  # noqa: F401
+    from triton.compiler import make_backend  # noqa: F401 - the compiler and its backends' discovery
+
+    for module in ("triton.runtime.cache", "triton.compiler.compiler"):
+        key = getattr(importlib.import_module(module), "triton_key", None)
+        if callable(key):
+            key()
+            return
+
+
 def cross_compile(launch, backend: str, arch, warp_size: int):
     """Compile `launch` (kt_cli.kernel.Launch: fn, args by name, launch options) for the target."""
     import triton

@@ -17,6 +17,7 @@ from kt_cli.evaluate.phases import PhaseClock
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.interpreter_fixes import not_interpretable
+from kt_cli.evaluate.cross_compile import WARM_ENV
 from kt_cli.evaluate.pool import NICE_ENV, WorkerPool
 from kt_cli.evaluate.race import Race
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
@@ -82,7 +83,8 @@ class Evaluator:
                  processes_on_host: int = 1):
         self.source, self.recipe, self.verify_shapes, self.timeout = source, recipe, verify_shapes, timeout
         self.compile_pool = WorkerPool(compile_workers or compile_pool_size(processes_on_host),
-                                       {"TRITON_INTERPRET": "0", NICE_ENV: str(COMPILE_NICENESS)})
+                                       {"TRITON_INTERPRET": "0", NICE_ENV: str(COMPILE_NICENESS),
+                                        WARM_ENV: "compile"})
         self.compile_deadline = CompileDeadline(timeout, recipe.search.compile_timeout)
         self.interpreter = WorkerPool(1, {"TRITON_INTERPRET": "1"})  # the module's inspection, static mode's launches
         self.verifier = IsolatedVerifier(timeout, {"TRITON_INTERPRET": "1"})

@@ -16,8 +16,16 @@ from kt_cli.evaluate.early_exits import spill_breach
 from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch, check_pristine, every_watched_name
 
 def prepare_worker() -> None:
-    """Called once when a worker process starts, before it runs any candidate code."""
+    """Called once when a worker process starts, before it runs any candidate code. A compile worker
+    (WARM_ENV set to "compile") also does what its first compile would do once (cross_compile.warm_up)."""
+    import os
+
+    from kt_cli.evaluate.cross_compile import WARM_ENV, warm_up
+
     PRISTINE.take(every_watched_name())
+    if os.environ.get(WARM_ENV) == "compile":
+        with contextlib.suppress(Exception):  # the first compile does it, and says what is wrong
+            warm_up()
 
 
 def detect_devices() -> list:
