@@ -64,7 +64,7 @@ POINT = {**GLUON, "BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 
     ("nvidia:sm_90", "float16", {**CAUSAL_128, "H_KV": 8}, {"BLOCK_N": 64, "num_stages": 3}, None),
     ("nvidia:sm_80", "bfloat16", CAUSAL_128, {"TMA": 0}, "wgmma == 1"),  # no wgmma before Hopper
     ("nvidia:sm_100", "bfloat16", CAUSAL_128, {}, "wgmma == 1"),  # nor after it (tcgen05)
-    ("amd:gfx942", "bfloat16", CAUSAL_128, {"TMA": 0, "BLOCK_N": 64}, "wgmma == 1"),
+    ("amd:gfx90a", "bfloat16", CAUSAL_128, {"TMA": 0, "BLOCK_N": 64}, "wgmma == 1"),  # (gfx942: AMD's own)
     ("nvidia:sm_90", "float32", {**CAUSAL_128, "D": 64}, {"BLOCK_N": 64}, "dtype_bytes == 2"),
     ("nvidia:sm_90", "bfloat16", CAUSAL_128, {"TMA": 0}, "TMA == 1"),
     # 8 warps (two warpgroups, 16 rows a warp) take 128 rows

@@ -44,6 +44,24 @@ Triton's CPU interpreter: static mode cross-compiles such a point and records it
 kind `interpreter`), so it never wins there; measured mode verifies it on the GPU. Measured on an H100
 (bf16 B4 H32 S4096, docs/library.md): 0.86-0.89x SDPA at D128 (about the TMA kernel), 0.83x SDPA and
 1.12x the TMA kernel at causal D64 with two consumers.
+
+GLUON = 1 with TMA = 0 (targets whose property `mfma_gluon` is 1: gfx942, gfx950; fp16/bf16): a
+FlashAttention-2 forward written in Gluon for CDNA3/CDNA4 (attention_amd_gluon_kernel): no TMA, no
+mbarriers, no warp specialization. One program per (query tile, batch x head), causal tiles longest first;
+num_warps waves of 64 lanes stacked over the BLOCK_M query rows (16 rows a wave or more), so a row's
+softmax stays within a wave. The Q tile comes once by buffer loads (rows past S masked) through a padded
+LDS tile into an MFMA operand; each key block's K and V tiles come by buffer loads from scalar per-block
+bases (keys past S masked: the hardware returns zeros) into registers, one block ahead of the MFMAs with
+num_stages = 2 (none with 1), then through row-padded LDS tiles into operand layouts (V, N-contiguous, is
+read by gfx950's transposing LDS read, and on gfx942 transposed in registers into a key-contiguous tile, as
+the library GEMM's B). S = Q K^T and O += P V are MFMAs (16x16 or 32x32 blocks: matrix_instr_nonkdim, 32x32
+only where a wave's rows, the key block and D are 32 or more) into fp32 accumulators of one AMDMFMALayout,
+whose row slice holds the running max and sum; the scale is folded into exp2 and P is rounded to the input
+dtype. Causal programs stop at the diagonal and mask only the blocks crossing it; full attention masks
+only a ragged last block. O / l leaves by buffer stores (rows past S masked). Tensors it cannot take
+(another dtype, D not a multiple of 16, a last dim not contiguous) run the pointer kernel. Never run on an
+AMD GPU: cross-compiled and resource-checked only (docs/amd.md); under Triton's CPU interpreter it is an
+`interpreter` failure, as every Gluon kernel is.
 """
 
 import math
@@ -54,6 +72,7 @@ import triton
 import triton.language as tl
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language._core import builtin as _gl_builtin  # Triton 3.6 to 3.9
 from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
                                                               warpgroup_mma_wait)
 
@@ -77,20 +96,41 @@ CONSTRAINTS = [
     "(BLOCK_M * D + BLOCK_M * BLOCK_N) // (warp_size * num_warps) <= 256",  # fp32 O and scores per thread
     "BLOCK_M <= 2 * S",
     "TMA == 0 or tma == 1",
-    # the Gluon variant: sm_90's wgmma, the TMA's descriptors, 16-bit inputs, a head dim the wgmma takes
-    "GLUON == 0 or (TMA == 1 and wgmma == 1 and dtype_bytes == 2 and D % 16 == 0)",
+    # The Gluon variants: sm_90's (wgmma) and AMD's (CDNA3/CDNA4, `mfma_gluon`); this rule names no knob but
+    # GLUON, so it holds even where a recipe's space lacks TMA (as AMD spaces do)
+    "GLUON == 0 or wgmma == 1 or mfma_gluon == 1",
+    # sm_90's (targets whose `wgmma` is 1): the TMA's descriptors, 16-bit inputs, a head dim the wgmma takes
+    "GLUON == 0 or wgmma == 0 or (TMA == 1 and wgmma == 1 and dtype_bytes == 2 and D % 16 == 0)",
     # each consumer warp takes 16 rows of a wgmma (a warpgroup 64); a ring of at least two stages (the
     # next block's K lands while this block's V is still read)
-    "GLUON == 0 or (num_warps % 4 == 0 and BLOCK_M % (16 * num_warps) == 0 and num_stages >= 2)",
+    "GLUON == 0 or wgmma == 0 or (num_warps % 4 == 0 and BLOCK_M % (16 * num_warps) == 0 and num_stages >= 2)",
     # the query tile's BLOCK_M / (16 * num_warps) consumer partitions: one (of num_warps warps), or two
     # independent warpgroups of 64 rows where sm_90 cross-compiles them without serialising the wgmma
     # (TWO_CONSUMER_REGS: accumulators at most 64 wide)
-    "GLUON == 0 or BLOCK_M == 16 * num_warps or (BLOCK_M == 128 and num_warps == 4 and D <= 64 and BLOCK_N <= 64)",
+    "GLUON == 0 or wgmma == 0 or BLOCK_M == 16 * num_warps"
+    " or (BLOCK_M == 128 and num_warps == 4 and D <= 64 and BLOCK_N <= 64)",
     # fp32 registers per consumer thread of O and one block's scores, 16 rows a warp (sm_90
     # cross-compiles past 160 spill, or ptxas serialises the wgmma)
-    "GLUON == 0 or 16 * num_warps * (D + BLOCK_N) // (32 * num_warps) <= 160",
+    "GLUON == 0 or wgmma == 0 or 16 * num_warps * (D + BLOCK_N) // (32 * num_warps) <= 160",
     # the Q tile (O leaves through it) and the ring of num_stages K and V tiles, all in shared memory at once
-    "GLUON == 0 or (BLOCK_M + 2 * BLOCK_N * num_stages) * D * dtype_bytes + 1024 <= smem_bytes",
+    "GLUON == 0 or wgmma == 0 or (BLOCK_M + 2 * BLOCK_N * num_stages) * D * dtype_bytes + 1024 <= smem_bytes",
+    # The Gluon variant for CDNA3/CDNA4 (targets whose `mfma_gluon` is 1: gfx942, gfx950): tensors the launch
+    # gives it (16-bit, D a multiple of 16: others run the pointer kernel), one block of K and V prefetched at
+    # most (num_stages 3 and 4 cross-compile to the same code as 2). No TMA here: AMD spaces need not list it,
+    # and `TMA == 0 or tma == 1` above keeps it 0 where they do. Its LDS, the Q tile, then the padded K and V
+    # tiles in the same bytes (max(BLOCK_M, 2 BLOCK_N) (D + 8) elements), is within the Q, K and V budget
+    # above, which rejects what does not fit (128 x 128 at D = 128 on gfx942: 69600 bytes compiled)
+    "GLUON == 0 or mfma_gluon == 0 or (dtype_bytes == 2 and D % 16 == 0 and num_stages <= 2)",
+    # the waves take 16 query rows or more each (MFMA blocks of 16 or 32 rows): with fewer, two waves
+    # compute the same rows (gfx942, 32 query rows on 4 waves, 32-key blocks at D = 64: as many MFMAs as
+    # 64 rows)
+    "GLUON == 0 or mfma_gluon == 0 or BLOCK_M % (16 * num_warps) == 0",
+    # vector registers per lane: fp32 O and scores (BLOCK_M / num_warps rows a wave) and the K and V tiles
+    # every wave reads whole. Cross-compiled for gfx942 and gfx950 (Triton 3.9: 192 points of the default
+    # space at D = 64 and 128; 3.6: those from 640 to 896): up to 768 nothing spills (4 waves may take AGPRs:
+    # 512 registers a lane, 256 with 8 waves); at 896 Triton 3.6 spills on 4 waves (256 x 64 at D = 128,
+    # 256 x 128 at D = 64), at 1024 3.9 spills on 8 (128 x 128 at D = 128 prefetched)
+    "GLUON == 0 or mfma_gluon == 0 or BLOCK_M * (D + BLOCK_N) // 64 + BLOCK_N * D * num_warps // 256 <= 768",
 ]
 # Evaluated first in a new study where they fit: the best configs measured on an H100 (TMA, one
 # warpgroup over 128 query rows) and the pointer kernel's.
@@ -101,7 +141,11 @@ SEEDS = [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "TMA":
          # warpgroups over 128 query rows, 128 x 128 blocks, 3 stages; then two independent consumer
          # warpgroups of 64 rows each (D = 64 only) with the softmax overlap, 3 stages
          {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 1, "GLUON": 1},
-         {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3, "TMA": 1, "GLUON": 1}]
+         {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3, "TMA": 1, "GLUON": 1},
+         # the AMD Gluon variant where the space has it (gfx942, gfx950): 4 waves of 32 query rows over 64-key
+         # blocks, prefetched, then 8 waves of 16 rows (both fit gfx942's 64 KiB of LDS at D = 128)
+         {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "GLUON": 1},
+         {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 2, "GLUON": 1}]
 _ROUNDED_P = ("P is rounded to the input dtype before P @ V, as FlashAttention does, and the softmax runs "
               "online over key blocks: errors scale with the outputs' typical size, not each element's")
 TOLERANCE = {  # element-wise; `rms` scales with RMS(ref) (kt_cli.evaluate.verify.Tolerance)
@@ -556,6 +600,204 @@ def attention_gluon_kernel(q_desc, k_desc, v_desc, o_desc, H, H_KV, S, qk_scale,
         ], [4, 1], [TWO_CONSUMER_REGS, TWO_CONSUMER_PRODUCER_REGS])
 
 
+# ---- the Gluon variant for AMD CDNA3/CDNA4 (gfx942, gfx950) ----
+
+
+@_gl_builtin
+def _cdna_version(_semantic=None):
+    """The CDNA generation the kernel is being compiled for (3: gfx942, 4: gfx950), read from the
+    compile options: launch() never sees the target, and a cross-compile has no driver to ask."""
+    return gl.constexpr(4 if _semantic.builder.options.arch == "gfx950" else 3)
+
+
+@gluon.constexpr_function
+def _amd_mfma_layout(version, nonkdim, BLOCK_M, BLOCK_N, D, warps):
+    """The layout of both accumulators (scores and O): the waves stacked along the query rows, so a
+    row's softmax reductions stay within a wave, each covering its rows with nonkdim x nonkdim MFMA
+    blocks (K per instruction for 16-bit inputs: gfx942 32x32x8 or 16x16x16, gfx950 twice that).
+    32x32 blocks only where a wave's rows, the key block and the head dim are 32 or more (else 16x16:
+    a 32x32 block over 16 rows or columns computes half of it twice). Transposed: a lane holds 4
+    consecutive columns of a row (O leaves in 8-byte stores)."""
+    nonkdim = 32 if nonkdim == 32 and min(BLOCK_M // warps, BLOCK_N, D) >= 32 else 16
+    k = (8 if nonkdim == 32 else 16) * (2 if version == 4 else 1)
+    return gl.amd.AMDMFMALayout(version=version, instr_shape=[nonkdim, nonkdim, k], transposed=True,
+                                warps_per_cta=[warps, 1])
+
+
+@gluon.constexpr_function
+def _amd_row_layout(ROWS, COLS, warps):
+    """Global loads of a ROWS x COLS tile, contiguous along COLS: 8 elements (16 bytes) a lane, the lanes
+    of a wave along the row first, the waves stacked over rows."""
+    lanes = min(64, COLS // 8)
+    return gl.BlockedLayout(size_per_thread=[1, 8], threads_per_warp=[64 // lanes, lanes], warps_per_cta=[warps, 1],
+                            order=[1, 0])
+
+
+@gluon.constexpr_function
+def _amd_v_layout(version, BLOCK_N, D, warps):
+    """Global loads of a V tile (BLOCK_N keys x D, contiguous along D), the B operand of P V whose K is
+    the keys. CDNA4 keeps it so in LDS and reads it with the transposing ds_read_b64_tr_b16; CDNA3 has no
+    transposing LDS read, so each lane loads a kv x 8 block and writes its transpose into a
+    key-contiguous LDS tile (as the library GEMM's B)."""
+    if version == 4:
+        return _amd_row_layout(BLOCK_N, D, warps)
+    lanes_d = min(64, D // 8)
+    lanes_n = 64 // lanes_d
+    kv = max(1, min(8, BLOCK_N // (lanes_n * warps)))
+    return gl.BlockedLayout(size_per_thread=[kv, 8], threads_per_warp=[lanes_n, lanes_d], warps_per_cta=[warps, 1],
+                            order=[1, 0])
+
+
+@gluon.constexpr_function
+def _padded_lds(ROWS, COLS):
+    """LDS layout of a ROWS x COLS tile, contiguous along COLS, each row followed by 16 bytes of padding:
+    consecutive rows start 4 banks apart, so operand reads (a row a lane) and row-wise writes do not
+    conflict."""
+    return gl.PaddedSharedLayout.with_identity_for([[COLS, 8]], [ROWS, COLS], [1, 0])
+
+
+@gluon.jit
+def _amd_kv_load(k_ptr, v_ptr, k_offs, v_offs, k_rows, v_rows, start, stride_ks, stride_vs, S):
+    """Buffer loads of key block `start`'s K and V tiles from scalar per-block bases (32-bit offsets);
+    keys past S, and every key of a block past the last, are masked off (the hardware returns zeros)."""
+    k = gl.amd.cdna3.buffer_load(k_ptr + start * stride_ks, k_offs, mask=k_rows < S - start, other=0.0)
+    v = gl.amd.cdna3.buffer_load(v_ptr + start * stride_vs, v_offs, mask=v_rows < S - start, other=0.0)
+    return k, v
+
+
+@gluon.jit
+def _amd_block(q, k, v, k_lds, v_lds, acc, m_i, l_i, rows, cols, start, S, qk_scale, masked,
+               CAUSAL: gl.constexpr, V_KCONTIG: gl.constexpr):
+    """One key block: K and V (in registers) go through LDS into MFMA operand layouts; S = Q K^T; the
+    online softmax in fp32 with the scale folded into exp2 (`masked`: the block crossing the diagonal or
+    holding key S, where keys past S, and above the diagonal when causal, get -inf); O += P V with P
+    rounded to the input dtype."""
+    s_layout: gl.constexpr = acc.type.layout
+    k_dot: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=s_layout, k_width=8)
+    p_dot: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=s_layout, k_width=8)
+    BLOCK_M: gl.constexpr = acc.type.shape[0]
+    BLOCK_N: gl.constexpr = k.type.shape[0]
+    k_lds.store(k)
+    if V_KCONTIG:
+        v_lds.store(v.permute(1, 0))
+        v_op = v_lds.permute((1, 0)).load(k_dot)
+    else:
+        v_lds.store(v)
+        v_op = v_lds.load(k_dot)
+    s = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+    s = gl.amd.cdna3.mfma(q, k_lds.permute((1, 0)).load(k_dot), s)
+    if masked:
+        keep = gl.expand_dims(start + cols, 0) < S
+        if CAUSAL:
+            keep = keep & (gl.expand_dims(start + cols, 0) <= gl.expand_dims(rows, 1))
+        s = gl.where(keep, s, -float("inf"))
+    m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+    p = gl.exp2(s * qk_scale - gl.expand_dims(m_new, 1))
+    alpha = gl.exp2(m_i - m_new)
+    l_i = l_i * alpha + gl.sum(p, 1)
+    p = gl.convert_layout(p.to(k.dtype), p_dot)
+    acc = gl.amd.cdna3.mfma(p, v_op, acc * gl.expand_dims(alpha, 1))
+    return acc, m_new, l_i
+
+
+@gluon.jit
+def attention_amd_gluon_kernel(q_ptr, k_ptr, v_ptr, o_ptr, S, qk_scale, heads_per_kv, H, stride_qb, stride_qh,
+                               stride_qs, stride_kb, stride_kh, stride_ks, stride_vb, stride_vh, stride_vs,
+                               stride_ob, stride_oh, stride_os, D: gl.constexpr, BLOCK_M: gl.constexpr,
+                               BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr, num_stages: gl.constexpr,
+                               matrix_instr_nonkdim: gl.constexpr = 0):
+    """FlashAttention-2 forward for CDNA3/CDNA4, num_warps waves of 64 lanes stacked over the BLOCK_M
+    query rows. The Q tile comes once by buffer loads through LDS into an MFMA operand; each key block's
+    K and V tiles come by buffer loads into registers, one block ahead of the MFMAs with num_stages = 2
+    (none ahead with 1), then through row-padded LDS tiles into operand layouts (_amd_block). The last
+    dimension of every tensor is contiguous."""
+    version: gl.constexpr = _cdna_version()
+    warps: gl.constexpr = gl.num_warps()
+    V_KCONTIG: gl.constexpr = version == 3
+    s_layout: gl.constexpr = _amd_mfma_layout(version, matrix_instr_nonkdim, BLOCK_M, BLOCK_N, D, warps)
+    row_load: gl.constexpr = _amd_row_layout(BLOCK_N, D, warps)
+    v_load: gl.constexpr = _amd_v_layout(version, BLOCK_N, D, warps)
+    b, h, start_m, n_blocks, first_masked = _amd_tile(H, S, BLOCK_M, BLOCK_N, CAUSAL)
+    kv = (h // heads_per_kv).to(gl.int64)
+    q = _amd_q_operand(q_ptr + b * stride_qb + h.to(gl.int64) * stride_qh + start_m.to(gl.int64) * stride_qs,
+                       stride_qs, S - start_m, BLOCK_M, D, s_layout)
+    k_ptr = k_ptr + b * stride_kb + kv * stride_kh
+    v_ptr = v_ptr + b * stride_vb + kv * stride_vh
+    k_rows = gl.expand_dims(gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, row_load)), 1)
+    v_rows = gl.expand_dims(gl.arange(0, BLOCK_N, layout=gl.SliceLayout(1, v_load)), 1)
+    k_offs = k_rows * stride_ks + gl.expand_dims(gl.arange(0, D, layout=gl.SliceLayout(0, row_load)), 0)
+    v_offs = v_rows * stride_vs + gl.expand_dims(gl.arange(0, D, layout=gl.SliceLayout(0, v_load)), 0)
+    k_lds = gl.allocate_shared_memory(k_ptr.dtype.element_ty, [BLOCK_N, D], _padded_lds(BLOCK_N, D))
+    if V_KCONTIG:
+        v_lds = gl.allocate_shared_memory(v_ptr.dtype.element_ty, [D, BLOCK_N], _padded_lds(D, BLOCK_N))
+    else:
+        v_lds = gl.allocate_shared_memory(v_ptr.dtype.element_ty, [BLOCK_N, D], _padded_lds(BLOCK_N, D))
+    rows = start_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, s_layout))
+    cols = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+    acc = gl.zeros([BLOCK_M, D], gl.float32, s_layout)
+    m_i = gl.full([BLOCK_M], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
+    l_i = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(1, s_layout))
+    if num_stages >= 2:
+        k, v = _amd_kv_load(k_ptr, v_ptr, k_offs, v_offs, k_rows, v_rows, 0, stride_ks, stride_vs, S)
+        for j in range(n_blocks):
+            k_cur, v_cur = k, v
+            k, v = _amd_kv_load(k_ptr, v_ptr, k_offs, v_offs, k_rows, v_rows, (j + 1) * BLOCK_N, stride_ks,
+                                stride_vs, S)
+            acc, m_i, l_i = _amd_block(q, k_cur, v_cur, k_lds, v_lds, acc, m_i, l_i, rows, cols, j * BLOCK_N, S,
+                                       qk_scale, j >= first_masked, CAUSAL, V_KCONTIG)
+    else:
+        for j in range(n_blocks):
+            k, v = _amd_kv_load(k_ptr, v_ptr, k_offs, v_offs, k_rows, v_rows, j * BLOCK_N, stride_ks, stride_vs, S)
+            acc, m_i, l_i = _amd_block(q, k, v, k_lds, v_lds, acc, m_i, l_i, rows, cols, j * BLOCK_N, S, qk_scale,
+                                       j >= first_masked, CAUSAL, V_KCONTIG)
+    o = acc / gl.expand_dims(l_i, 1)
+    _amd_store_o(o, o_ptr + b * stride_ob + h.to(gl.int64) * stride_oh + start_m.to(gl.int64) * stride_os, stride_os,
+                 S - start_m)
+
+
+@gluon.jit
+def _amd_tile(H, S, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
+    """This program's (batch, query head, first query row, key blocks, first masked block): causal
+    programs take their query tiles last first, so the longest rows start first; causal key blocks
+    stop at the diagonal and those crossing it are masked, full attention masks only a ragged last
+    block."""
+    pid_m = gl.program_id(0)
+    if CAUSAL:
+        pid_m = gl.num_programs(0) - 1 - pid_m
+    start_m = pid_m * BLOCK_M
+    if CAUSAL:
+        n_blocks = gl.cdiv(gl.minimum(start_m + BLOCK_M, S), BLOCK_N)
+        first_masked = start_m // BLOCK_N
+    else:
+        n_blocks = gl.cdiv(S, BLOCK_N)
+        first_masked = S // BLOCK_N
+    return (gl.program_id(1) // H).to(gl.int64), gl.program_id(1) % H, start_m, n_blocks, first_masked
+
+
+@gluon.jit
+def _amd_q_operand(q_ptr, stride_qs, rows_left, BLOCK_M: gl.constexpr, D: gl.constexpr, s_layout: gl.constexpr):
+    """The Q tile (rows past S masked off), by buffer loads through a padded LDS tile into the A operand
+    layout of Q K^T (its LDS is free again before the key loop's is taken)."""
+    q_load: gl.constexpr = _amd_row_layout(BLOCK_M, D, gl.num_warps())
+    rm = gl.expand_dims(gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, q_load)), 1)
+    rd = gl.expand_dims(gl.arange(0, D, layout=gl.SliceLayout(0, q_load)), 0)
+    q = gl.amd.cdna3.buffer_load(q_ptr, rm * stride_qs + rd, mask=rm < rows_left, other=0.0)
+    q_lds = gl.allocate_shared_memory(q_ptr.dtype.element_ty, [BLOCK_M, D], _padded_lds(BLOCK_M, D), q)
+    return q_lds.load(gl.DotOperandLayout(operand_index=0, parent=s_layout, k_width=8))
+
+
+@gluon.jit
+def _amd_store_o(o, o_ptr, stride_os, rows_left):
+    """O by buffer stores straight from the accumulator layout, in the output dtype; rows past S
+    masked."""
+    layout: gl.constexpr = o.type.layout
+    BLOCK_M: gl.constexpr = o.type.shape[0]
+    D: gl.constexpr = o.type.shape[1]
+    rm = gl.expand_dims(gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, layout)), 1)
+    rd = gl.expand_dims(gl.arange(0, D, layout=gl.SliceLayout(0, layout)), 0)
+    gl.amd.cdna3.buffer_store(o.to(o_ptr.dtype.element_ty), o_ptr, rm * stride_os + rd, mask=rm < rows_left)
+
+
 def make_inputs(shape, dtype, t):
     b, h, h_kv, s, d = shape["B"], shape["H"], shape["H_KV"], shape["S"], shape["D"]
     return {"q": t.randn(b, h, s, d, dtype=dtype), "k": t.randn(b, h_kv, s, d, dtype=dtype),
@@ -604,6 +846,15 @@ def _gluon_ready(q, k, v, o) -> bool:
             and _tma_ready(q, k, v, o))
 
 
+def _amd_gluon_ready(q, k, v, o) -> bool:
+    """Whether the AMD Gluon kernel takes these tensors: 16-bit Q, K, V and O of one dtype, the head dim
+    contiguous and a multiple of 16, and a head's offsets from its base (32-bit byte offsets of the buffer
+    loads and stores) below 2 GiB."""
+    s, d = q.shape[-2], q.shape[-1]
+    return (q.dtype in _GLUON_DTYPES and k.dtype == v.dtype == o.dtype == q.dtype and d % 16 == 0
+            and all(t.stride(-1) == 1 and s * t.stride(-2) * t.element_size() < 2**31 for t in (q, k, v, o)))
+
+
 def gluon_descriptors(q, k, v, o, block_m, block_n) -> tuple:
     """Host-built 4-D TMA descriptors ([B, heads, S, D], blocks [1, 1, rows, D]) of Q, K, V and O for
     attention_gluon_kernel, in NVMMA shared layouts (the 128-byte swizzle where a row of D allows it)."""
@@ -629,6 +880,14 @@ def launch(k, inputs, params):
     b, h, s, d = q.shape
     bm = params["BLOCK_M"]
     grid = (triton.cdiv(s, bm), b * h)
+    if params.get("GLUON", 0) and not params.get("TMA", 0) and _amd_gluon_ready(q, kk, v, o):
+        # GLUON = 1 with TMA = 0 is the AMD kernel (its constraints keep it to gfx942 and gfx950); tensors
+        # it cannot take run the pointer kernel below
+        k.attention_amd_gluon_kernel[grid](q, kk, v, o, s, LOG2E / math.sqrt(d), h // kk.shape[1], h,
+                                           *q.stride()[:-1], *kk.stride()[:-1], *v.stride()[:-1], *o.stride()[:-1],
+                                           D=d, BLOCK_M=bm, BLOCK_N=params["BLOCK_N"], CAUSAL=inputs["causal"],
+                                           num_stages=params.get("num_stages", 2))
+        return
     if params.get("GLUON", 0) and params.get("TMA", 0) and _gluon_ready(q, kk, v, o):
         # a config that asks for Gluon on tensors it cannot take runs the TMA kernel below
         k.attention_gluon_kernel[grid](*gluon_descriptors(q, kk, v, o, bm, params["BLOCK_N"]), h, kk.shape[1], s,
