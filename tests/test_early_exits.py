@@ -159,3 +159,57 @@ def test_on_a_device_a_spilling_candidate_is_never_verified_or_timed(fake_device
     built = log.read_text().splitlines()
     assert any("(1000,)" in line and "('num_warps', 4)" in line for line in built)
     assert not any("(1000,)" in line and "('num_warps', 1)" in line for line in built), built
+
+
+# scaled_add whose launch, recorded on meta tensors in the compile worker, first works the CPU for a
+# while (about half a second on an idle core), then refuses the point: an answer after pure CPU work
+WORKS_THEN_REFUSES = SCALED_ADD.replace(
+    "def launch(k, inputs, params):\n",
+    "def launch(k, inputs, params):\n"
+    "    if inputs['x'].device.type == 'meta':\n"
+    "        n = 0\n        for i in range(10_000_000):\n            n += i\n"
+    "        raise ValueError(f'refused after {n}')\n")
+
+
+def test_a_compile_that_waits_for_cores_is_not_cut_short_by_its_deadline(tmp_path):
+    """kt's compile workers run niced; with every core busy with un-niced work, a compile's wall time
+    is mostly waiting for a core. Its deadline counts the time it works, not the time it waits: the
+    request whose wall time far exceeds the deadline is answered, while the same request held to wall
+    time is killed (which shows the host was indeed that busy)."""
+    import multiprocessing
+    import os
+
+    from kt_cli import plugins
+    from kt_cli.evaluate.pool import NICE_ENV, WorkerPool
+    from kt_cli.kernel import KernelSource
+    from kt_cli.types import Candidate
+
+    (tmp_path / "k.py").write_text(WORKS_THEN_REFUSES)
+    source = KernelSource(str(tmp_path / "k.py"), "dsl", "k")
+    target = plugins.target("nvidia:sm_90")
+    candidate = Candidate(source.path, {"BLOCK": 1024}, target.name, {"N": 4096}, "float32", "measured")
+    payload = {"source": source, "candidate": candidate, "target": target}
+    counted, walled = (WorkerPool(1, {"TRITON_INTERPRET": "0", NICE_ENV: "10"}) for _ in range(2))
+    for pool in (counted, walled):
+        pool.workers[0].ensure_started()  # started before the host is busy: a start is not a request
+    hogs = [multiprocessing.get_context("spawn").Process(target=_spin, daemon=True) for _ in range(os.cpu_count() or 2)]
+    try:
+        for hog in hogs:
+            hog.start()
+        time.sleep(1.0)
+        with pytest.raises(WorkerFailure) as answered:
+            counted.call("compile", payload, 2.0, limit=120.0)
+        assert answered.value.kind == "invalid" and "refused after" in answered.value.message
+        with pytest.raises(WorkerFailure) as killed:
+            walled.call("compile", payload, 2.0)
+        assert killed.value.kind == "timeout"
+    finally:
+        for hog in hogs:
+            hog.kill()
+        counted.stop()
+        walled.stop()
+
+
+def _spin() -> None:
+    while True:
+        pass

@@ -18,8 +18,10 @@ COMPILE_FLOOR_S = 10.0  # ...but never less than this (a busy machine, a cold wo
 class CompileDeadline:
     """How long one candidate's compile request may take: the recipe's `search.compile_timeout` when
     it sets one, else COMPILE_MULTIPLE times the median of the successful compiles seen so far in this
-    run (at least COMPILE_FLOOR_S), and never more than the per-candidate `timeout`. Shared by the
-    threads that compile at once."""
+    run (at least COMPILE_FLOOR_S), and never more than the per-candidate `timeout`. A compile's time
+    leaves out the time its worker and compilers waited for a core (the compile pool runs niced: on a
+    busy host that wait is most of its wall time; kt_cli.evaluate.core_wait), up to the per-candidate
+    timeout of wall time. Shared by the threads that compile at once."""
 
     def __init__(self, timeout: float, fixed: float | None = None):
         self.timeout, self.fixed = timeout, fixed
@@ -48,8 +50,8 @@ class CompileDeadline:
             return failure
         how = "the recipe's search.compile_timeout" if self.fixed is not None else \
             f"{COMPILE_MULTIPLE:g}x the median compile of this run, at least {COMPILE_FLOOR_S:g} s"
-        return WorkerFailure("slow_compile", f"compiling took longer than {deadline:.3g} s ({how}); "
-                                             "compile worker killed and replaced")
+        return WorkerFailure("slow_compile", f"compiling took longer than {deadline:.3g} s ({how}; time "
+                                             "waiting for a core not counted); compile worker killed and replaced")
 
 
 def spill_breach(resources: dict, max_spill_bytes: int) -> str:

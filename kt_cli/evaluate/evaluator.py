@@ -316,7 +316,7 @@ class Evaluator:
         deadline = self.compile_deadline.seconds()
         called, busy = time.perf_counter(), clock.seconds.get("compile", 0.0)
         try:
-            return self.compile_pool.call(op, payload, deadline, restart_on=RESTART_ON,
+            return self.compile_pool.call(op, payload, deadline, restart_on=RESTART_ON, limit=self.timeout,
                                           busy=lambda seconds: clock.add("compile", seconds))
         except WorkerFailure as exc:
             raise self.compile_deadline.verdict(exc, deadline) from None

@@ -15,6 +15,7 @@ import traceback
 from typing import Any
 
 from kt_cli.evaluate.containment import Scratch, enter_scratch, flush_output, report_output
+from kt_cli.evaluate.core_wait import CoreWait
 from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.stamps import log_timing
 
@@ -193,11 +194,11 @@ class Worker:
             self.stop()
             raise WorkerFailure(*value)
 
-    def _answer(self, doing: str, timeout: float, report: bool = True):
+    def _answer(self, doing: str, timeout: float, report: bool = True, limit: float | None = None):
         """The worker's answer, or WorkerFailure (a crash or a hang: the worker is then stopped).
-        What it printed meanwhile goes to report_output."""
+        What it printed meanwhile goes to report_output. `limit`: see call()."""
         try:
-            return self._receive(timeout, doing)
+            return self._receive(timeout, doing, limit)
         finally:
             printed = self._scratch.take()
             if report:
@@ -205,19 +206,26 @@ class Worker:
             if self._proc is None:
                 self.stop()
 
-    def _answered(self, timeout: float) -> bool:
-        """Wait for the answer up to `timeout` s, emptying the output file as it grows."""
-        deadline = time.monotonic() + timeout
+    def _answered(self, timeout: float, limit: float | None = None) -> bool:
+        """Wait for the answer up to `timeout` s, emptying the output file as it grows; with `limit`, the
+        time the worker and its children waited for a core is added to `timeout`, up to `limit` s."""
+        started = time.monotonic()
+        deadline = started + timeout
+        waits = CoreWait(self._proc.pid) if limit is not None and limit > timeout else None
         while not self._conn.poll(min(OUTPUT_POLL_S, max(0.0, deadline - time.monotonic()))):
             self._scratch.spill()
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= deadline and waits is not None:
+                deadline = min(started + limit, started + timeout + waits.seconds())
+            if now >= deadline:
                 return False
         return True
 
-    def _receive(self, timeout: float, doing: str):
-        if not self._answered(timeout):
+    def _receive(self, timeout: float, doing: str, limit: float | None = None):
+        if not self._answered(timeout, limit):
             self._kill()
-            raise WorkerFailure("timeout", f"no answer after {timeout:g} s while {doing}; worker killed")
+            waited = " (not counting the time it waited for a core)" if limit is not None else ""
+            raise WorkerFailure("timeout", f"no answer after {timeout:g} s{waited} while {doing}; worker killed")
         try:
             return self._conn.recv()
         except (EOFError, ConnectionResetError, OSError):
@@ -228,12 +236,16 @@ class Worker:
             said = self._scratch.last_words()
             raise WorkerFailure("crash", f"worker died while {doing} ({how})" + (f": {said}" if said else "")) from None
 
-    def call(self, op: str, payload: Any, timeout: float) -> Any:
+    def call(self, op: str, payload: Any, timeout: float, limit: float | None = None) -> Any:
+        """`op`'s answer within `timeout` s, else WorkerFailure("timeout") with the worker killed. With
+        `limit` (a pool of background work that yields its cores, kt's compile pool), `timeout` leaves out
+        the time the worker and the processes it started waited for a core (kt_cli.evaluate.core_wait),
+        and `limit` s of wall time end the request in any case."""
         self.ensure_started()
         sending = time.time()
         self._conn.send((op, payload))
         sent = time.time()
-        status, value = self._answer(op, timeout)
+        status, value = self._answer(op, timeout, limit=limit)
         log_timing("caller", op, sending, sent, time.time())
         if status == "error":
             raise WorkerFailure(*value)
@@ -277,15 +289,17 @@ class WorkerPool:
         self._lock = threading.Lock()
         self.busy_seconds = 0.0
 
-    def call(self, op: str, payload: Any, timeout: float, restart_on: tuple = (), busy=None) -> Any:
-        """Call `op` on an idle worker; after a failure whose kind is in `restart_on`, restart that worker.
-        `busy(seconds)`, if given, learns how long the worker took (the wait for an idle one left out)."""
+    def call(self, op: str, payload: Any, timeout: float, restart_on: tuple = (), busy=None,
+             limit: float | None = None) -> Any:
+        """Call `op` on an idle worker (Worker.call: `timeout`, `limit`); after a failure whose kind is in
+        `restart_on`, restart that worker. `busy(seconds)`, if given, learns how long the worker took (the
+        wait for an idle one left out)."""
         import time
 
         worker = self._idle.get()
         started = time.perf_counter()
         try:
-            return worker.call(op, payload, timeout)
+            return worker.call(op, payload, timeout, limit)
         except WorkerFailure as exc:
             if exc.kind in restart_on:
                 worker.stop()
