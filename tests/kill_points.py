@@ -67,10 +67,10 @@ def _arm(point: str) -> None:
                                  when=lambda self, key, value: key == "evaluating"),
         # a compile request is in flight in the compile worker
         "compiling": lambda: _wrap(pool.Worker, "_receive", before=True,
-                                   when=lambda self, timeout, doing: doing == "compile"),
+                                   when=lambda self, timeout, doing, *limit: doing == "compile"),
         # a candidate is launched on held cases (verification) or timed on them (measured mode)
         "verifying": lambda: _wrap(pool.Worker, "_receive", before=True,
-                                   when=lambda self, timeout, doing: doing in ("launch_held", "time_held")),
+                                   when=lambda self, timeout, doing, *limit: doing in ("launch_held", "time_held")),
         # the result is recorded in the study, the trial not told yet
         "result-recorded": lambda: _wrap(objective.Objective, "_record", before=False),
         # a trial has just been told (completed or failed)
