@@ -211,7 +211,7 @@ class Worker:
         time the worker and its children waited for a core is added to `timeout`, up to `limit` s."""
         started = time.monotonic()
         deadline = started + timeout
-        waits = CoreWait(self._proc.pid) if limit is not None and limit > timeout else None
+        waits = CoreWait(self._proc.pid) if limit is not None else None
         while not self._conn.poll(min(OUTPUT_POLL_S, max(0.0, deadline - time.monotonic()))):
             self._scratch.spill()
             now = time.monotonic()
@@ -241,6 +241,8 @@ class Worker:
         `limit` (a pool of background work that yields its cores, kt's compile pool), `timeout` leaves out
         the time the worker and the processes it started waited for a core (kt_cli.evaluate.core_wait),
         and `limit` s of wall time end the request in any case."""
+        if limit is not None and limit <= timeout:
+            limit = None  # nothing to stretch: `timeout` is the wall time
         self.ensure_started()
         sending = time.time()
         self._conn.send((op, payload))

@@ -19,9 +19,9 @@ from kt_cli.search.liveness import TrialKeeper
 LOCK_PATIENCE_S = 60.0  # how long a write transaction SQLite refuses as locked is run again (the busy timeout's)
 
 
-def again_when_locked(write, patience_s: float | None = None):
-    """Run `write` (one transaction), again when SQLite refused it as locked, for up to `patience_s`
-    seconds (LOCK_PATIENCE_S, the wait each connection's busy timeout allows). In write-ahead-log mode a
+def again_when_locked(write):
+    """Run `write` (one transaction), again when SQLite refused it as locked, for up to LOCK_PATIENCE_S
+    seconds (the wait each connection's busy timeout allows). In write-ahead-log mode a
     transaction that read and then writes, after another connection committed since its read, is
     refused at once (SQLITE_BUSY_SNAPSHOT: its snapshot is stale, and no busy wait can help): Optuna's
     trial creation (reads the study, inserts), a one-step state change (reads, updates). Such a
@@ -34,7 +34,7 @@ def again_when_locked(write, patience_s: float | None = None):
     import sqlalchemy.exc
     from optuna.exceptions import StorageInternalError
 
-    deadline = time.monotonic() + (LOCK_PATIENCE_S if patience_s is None else patience_s)
+    deadline = time.monotonic() + LOCK_PATIENCE_S
     attempt = 0
     while True:
         try:
