@@ -92,7 +92,7 @@ class Evaluator:
         self.device_judges: dict[str, IsolatedVerifier] = {}  # vendor name -> the judge on its device
         self._verified: dict = {}
         self._refusals: dict = {}  # shape key of a stand-in -> why the module cannot make a run there ("": it can)
-        self.race = Race()  # per (target, shape key): the best fully timed interval, the screens ahead
+        self.race = Race()  # per (target, shape key): the best fully timed interval
         self.fastest_estimate: dict = {}  # (target, shape key) -> the cost model's estimate of that candidate
         self.timed: dict = {}  # (target, shape key) -> candidates fully timed
         self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from inspect_module
@@ -365,15 +365,16 @@ class Evaluator:
         # they reach the GPU and records their registers, shared memory and spills.
         shapes = self._device_shapes(candidate.shape)
         key = (plan.spec.name, shape_key(candidate.shape))
-        # Racing: every candidate is screened first (kt_cli.evaluate.race). The shapes it is verified on
-        # besides the problem are compiled only once its screen says it can still win, with the device
-        # free for the others meanwhile: most candidates end before verification (raced out, pruned,
-        # spilling or refused: 83 of 108 on the matmul recipe on an H100, s20/scale_cold), and their
-        # second compile was a third of the pool's work. (Not even a problem's first candidate has them
-        # compiled at once: compiling twice as much, it would reach the device after the rest of its
-        # batch, reasoned from the compile times, not measured.)
-        racing = RACE_MARGIN is not None
-        compiled = self.compile(candidate, plan.spec, clock, () if racing else tuple(shapes[1:]))
+        # A candidate that will be screened (a best to race against exists: the bound only tightens) has
+        # the shapes it is verified on besides the problem compiled only once its screen says it can
+        # still win, with the device free for the others meanwhile: most candidates end before
+        # verification (raced out, pruned, spilling or refused: 83 of 108 on the matmul recipe on an
+        # H100, s20/scale_cold), and their second compile was a third of the pool's work. A problem's
+        # first candidates (no bound yet) are compiled with them and timed fully: racing them against
+        # each other's screens instead (the eleventh session) timed more of them fully and cut four
+        # workers' rate by a fifth on a 4x H100 host (docs/performance.md, thirteenth session).
+        screened = self.race.bound(key, RACE_MARGIN) is not None
+        compiled = self.compile(candidate, plan.spec, clock, () if screened else tuple(shapes[1:]))
         prunes, estimate = self._prunes(plan.spec), compiled.get("estimate", {})
         # Read once the device is this candidate's, after the candidates timed before it (those that took
         # the device while it waited included): pruning, where the cost model estimates it far slower
@@ -388,23 +389,14 @@ class Evaluator:
                 raise WorkerFailure("pruned", pruned)
             return self.race.bound(key, RACE_MARGIN)
 
-        token = object()
-
-        def settle(stats: dict) -> float | None:
-            with clock.phase("wait.leader"):
-                return self.race.settle(key, token, stats["ci_low"], stats["ci_high"], RACE_MARGIN, self.timeout)
-
         try:
             verification, out = self.device_judge(plan.spec).verify_and_time(
                 self.device_pool(plan.spec.vendor), self.source, candidate, shapes, self.recipe.search.seed, clock,
                 self.recipe.problem.tolerance, race,
-                (lambda: self.compile_shapes(candidate, plan.spec, clock, tuple(shapes[1:]))) if racing else None,
-                settle if racing else None)
+                (lambda: self.compile_shapes(candidate, plan.spec, clock, tuple(shapes[1:]))) if screened else None)
         except WorkerFailure as exc:
             exc.resources = compiled["resources"]
             raise
-        finally:
-            self.race.leave(key, token)
         stats, base = out["stats"], out["baseline"]  # no baseline for a candidate raced out at its screen
         speedup = base["median"] / stats["median"] if base and stats["median"] > 0 else None
         return {"value": stats["median"], "resources": compiled["resources"],

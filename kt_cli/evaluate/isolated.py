@@ -12,7 +12,6 @@ verdict is not computed there, and the reference never enters it.
 from __future__ import annotations
 
 import contextlib
-import math
 import threading
 import time
 from typing import Callable
@@ -131,47 +130,37 @@ class IsolatedVerifier:
 
     def verify_and_time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, clock: PhaseClock,
                         recipe_tolerance=None, race: Callable[[], float | None] = lambda: None,
-                        before_verify: Callable[[], None] | None = None,
-                        settle: Callable[[dict], float | None] | None = None) -> tuple[dict, dict]:
+                        before_verify: Callable[[], None] | None = None) -> tuple[dict, dict]:
         """Measured mode: (verification, timing) of one candidate on the problem and `shapes`; `clock`
         learns how long each took (the wait for the device left out). Racing: where `race` (read once
-        the device is this candidate's) gives a bound, or `settle` is given, the candidate is screened
-        first (time(screen=True)); one whose first samples lie surely above the bound is raced out
-        there, with the judge's verdict on the problem's outputs its screen left as its verification:
-        it cannot win, so it gets neither the full verification nor the full timing. `settle` (the
-        screen's stats; the device given up meanwhile) may then wait for faster candidates ahead of it
-        and returns the bound it races against now, which may race it out too. Any other is verified,
-        then timed fully (racing on against the bound); `before_verify` (a screened candidate's compile
-        of its verification shapes) runs between its screen and its verification, the device given up
-        meanwhile. `race` may instead raise WorkerFailure: the candidate does not get the device at
+        the device is this candidate's) gives a bound, the candidate is screened first (time(screen=
+        True)); one whose first samples lie surely above the bound is raced out there, with the
+        judge's verdict on the problem's outputs its screen left as its verification: it cannot win,
+        so it gets neither the full verification nor the full timing. Any other is verified, then
+        timed fully (racing on against the bound); `before_verify` (a screened candidate's compile of
+        its verification shapes) runs between its screen and its verification with the device given
+        up meanwhile. `race` may instead raise WorkerFailure: the candidate does not get the device at
         all (the evaluator's pruning)."""
         from kt_cli.evaluate.requests import split_params
 
         params, options = split_params(candidate.params, self.target.launch_options)
         self._take_device(clock)
-        held = True
         try:
             bound = race()
-            if bound is not None or settle is not None:
+            if bound is not None:
                 with clock.phase("screen"):
-                    screened = self.time(worker, source, candidate, shapes, seed, recipe_tolerance,
-                                         math.inf if bound is None else bound, clock, screen=True)
-                stats = screened["stats"]
-                if not stats["raced_out"] and (settle is not None or before_verify is not None):
-                    self.lock.release()
-                    held = False
-                    if settle is not None:
-                        bound = settle(stats)
-                        stats["raced_out"] = bound is not None and stats["ci_low"] > bound
-                    if before_verify is not None and not stats["raced_out"]:
-                        before_verify()
-                if stats["raced_out"]:
+                    screened = self.time(worker, source, candidate, shapes, seed, recipe_tolerance, bound, clock,
+                                         screen=True)
+                if screened["stats"]["raced_out"]:
                     verdict = screened.pop("verification")
                     return {**verdict, "scope": "raced out before verification: the timed problem's outputs "
                                                 "after its first samples"}, screened
-                if not held:
-                    self._take_device(clock)
-                    held = True
+                if before_verify is not None:
+                    self.lock.release()
+                    try:
+                        before_verify()
+                    finally:
+                        self._take_device(clock)
             with clock.phase("verify"):
                 verification = self.verify(worker, source, params, options, shapes, candidate.dtype, seed,
                                            recipe_tolerance, clock)
@@ -179,8 +168,7 @@ class IsolatedVerifier:
                 return verification, self.time(worker, source, candidate, shapes, seed, recipe_tolerance, bound,
                                                clock)
         finally:
-            if held:
-                self.lock.release()
+            self.lock.release()
 
     def _take_device(self, clock: PhaseClock) -> None:
         waiting = time.perf_counter()
