@@ -13,6 +13,7 @@ def log_timing(side: str, op: str, *stamps: float) -> None:
     ready ("start")."""
     where = os.environ.get("KT_PROFILE_DIR")
     if where:
+        os.makedirs(where, exist_ok=True)  # a folder not made yet must not end the run it profiles
         with open(os.path.join(where, f"pipe-{side}-{os.getpid()}.log"), "a") as log:
             log.write(" ".join([op, *(f"{t:.6f}" for t in stamps)]) + "\n")
 

@@ -325,8 +325,7 @@ def test_the_device_is_readied_before_the_first_candidate_comes(fake_device, wri
     """While the first candidates compile, the device's worker loads the module and the judge makes and
     holds the cases verification will ask for (Evaluator.ready_devices): on the H100 hosts the first
     candidate of a run waited 1.5-2 s for them with the device idle. Read from the workers' request logs."""
-    pipes = tmp_path / "pipes"
-    pipes.mkdir()
+    pipes = tmp_path / "pipes"  # not made here: a profile folder that does not exist yet is made
     monkeypatch.setenv("KT_PROFILE_DIR", str(pipes))
     result = kt("tune", dsl_recipe(write, trials=2), *FAKE, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
