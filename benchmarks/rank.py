@@ -156,10 +156,12 @@ def quality(records: list[dict]) -> tuple[dict, dict]:
 
 
 def pruning(records: list[dict], ratio: float, after: int, orders: int = 200) -> dict:
-    """Measured tuning with the evaluator's pruning rule (kt_cli/evaluate/evaluator.py) replayed on the
+    """Measured tuning with the evaluator's pruning rule (kt_cli/evaluate/pruning.py) replayed on the
     stored problems in `orders` random orders: the share of device evaluations it saves, and how often,
     and by how much, the best it keeps is slower than the true best."""
     import random
+
+    from kt_cli.evaluate.pruning import pruned_at
 
     groups = defaultdict(list)
     for r in records:
@@ -172,7 +174,7 @@ def pruning(records: list[dict], ratio: float, after: int, orders: int = 200) ->
             order = rng.sample(points, len(points))
             fastest, timed, pruned = None, 0, 0
             for est, meas in order:
-                if fastest and timed >= after and est > ratio * fastest[0]:
+                if fastest and pruned_at(est, fastest[0], timed, ratio, after) is not None:
                     pruned += 1
                     continue
                 timed += 1

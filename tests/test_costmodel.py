@@ -248,3 +248,15 @@ def test_the_grid_synchronised_sequence_is_estimated_near_its_measured_time(name
     out = compile_template(name, "nvidia:sm_90", {"T": 1024, "B": 16, "H": 256, "I": 256}, "bfloat16", params)
     # measured on an H200 (BENCHMARKS.md, 2026-11-26): lstm_seq 2.95 ms, gru_seq 2.84 ms at this point
     assert out["estimate"]["bound"] == "sync" and 0.3e-3 < out["estimate"]["seconds"] < 6e-3
+
+
+def test_the_pruning_rule_sends_a_candidate_to_the_device_unless_it_is_estimated_far_slower():
+    """One rule for the evaluator and rank.py's replays (kt_cli/evaluate/pruning.py)."""
+    from kt_cli.evaluate.pruning import pruned_at
+
+    assert pruned_at(3e-3, 1e-3, timed=3, ratio=1.5, after=3) == pytest.approx(3.0)
+    assert pruned_at(1.5e-3, 1e-3, timed=3, ratio=1.5, after=3) is None  # at the ratio: timed
+    assert pruned_at(3e-3, 1e-3, timed=2, ratio=1.5, after=3) is None  # too few timed to trust the fastest
+    assert pruned_at(3e-3, 1e-3, timed=9, ratio=0, after=3) is None  # pruning off (benchmarks/run.py --no-prune)
+    assert pruned_at(None, 1e-3, timed=9, ratio=1.5, after=3) is None  # no estimate: timed
+    assert pruned_at(3e-3, None, timed=9, ratio=1.5, after=3) is None

@@ -19,6 +19,7 @@ from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.interpreter_fixes import not_interpretable
 from kt_cli.evaluate.cross_compile import WARM_ENV
 from kt_cli.evaluate.pool import NICE_ENV, WorkerPool
+from kt_cli.evaluate.pruning import pruned_at
 from kt_cli.evaluate.race import Race
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 
@@ -254,14 +255,12 @@ class Evaluator:
         return plugins.vendor(spec.vendor).model_prunes(spec)
 
     def _predicted_far_slower(self, key: tuple, estimate: dict) -> str:
-        """Why the cost model says this candidate cannot win (see PRUNE_RATIO), or "" to time it."""
-        best = self.fastest_estimate.get(key)
-        if not PRUNE_RATIO or self.timed.get(key, 0) < PRUNE_AFTER or not best or not estimate.get("seconds"):
+        """Why the cost model says this candidate cannot win (kt_cli.evaluate.pruning), or "" to time it."""
+        over = pruned_at(estimate.get("seconds"), self.fastest_estimate.get(key), self.timed.get(key, 0),
+                         PRUNE_RATIO, PRUNE_AFTER)
+        if over is None:
             return ""
-        ratio = estimate["seconds"] / best
-        if ratio <= PRUNE_RATIO:
-            return ""
-        return (f"the cost model estimates {estimate['seconds']:.3g} s, {ratio:.1f}x its estimate of the fastest "
+        return (f"the cost model estimates {estimate['seconds']:.3g} s, {over:.1f}x its estimate of the fastest "
                 f"candidate so far (pruned above {PRUNE_RATIO:g}x)")
 
     def _with_rates(self, result: TrialResult, plan: TargetPlan) -> TrialResult:
