@@ -323,20 +323,24 @@ def test_without_a_reference_the_authors_config_is_reference_and_baseline(fake_d
 
 def test_the_device_is_readied_before_the_first_candidate_comes(fake_device, write, tmp_path, monkeypatch):
     """While the first candidates compile, the device's worker loads the module and the judge makes and
-    holds the cases verification will ask for (Evaluator.ready_devices): on the H100 hosts the first
-    candidate of a run waited 1.5-2 s for them with the device idle. Read from the workers' request logs."""
+    holds the cases verification will ask for (Evaluator.ready_devices), both at once: on the H100 hosts
+    the first candidate of a run waited 1.5-2 s for them with the device idle. Read from the workers'
+    request logs."""
     pipes = tmp_path / "pipes"  # not made here: a profile folder that does not exist yet is made
     monkeypatch.setenv("KT_PROFILE_DIR", str(pipes))
     result = kt("tune", dsl_recipe(write, trials=2), *FAKE, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output
-    served = {}
+    served = {}  # worker log -> [(op, received, answered)] in order
     for log in pipes.glob("pipe-worker-*.log"):
-        ops = [line.split()[0] for line in log.read_text().splitlines()]
-        served[log.name] = [op for op in ops if op != "start"]
-    judge = next(ops for ops in served.values() if "judge_cases" in ops)
-    device = next(ops for ops in served.values() if "launch_held" in ops or "time_held" in ops)
-    assert judge[0] == "ready_judge", judge
-    assert device[0] == "ready_device", device
+        rows = [line.split() for line in log.read_text().splitlines()]
+        served[log.name] = [(op, float(received), float(answered)) for op, received, answered, *_ in rows if op != "start"]
+    judge = next(reqs for reqs in served.values() if any(op == "judge_cases" for op, *_ in reqs))
+    device = next(reqs for reqs in served.values() if any(op in ("launch_held", "time_held") for op, *_ in reqs))
+    assert judge[0][0] == "ready_judge", judge
+    assert device[0][0] == "ready_device", device
+    # the two ready at once, not one after the other: the first candidate waits for both
+    (_, judge_from, judge_to), (_, device_from, device_to) = judge[0], device[0]
+    assert judge_from < device_to and device_from < judge_to, (judge[0], device[0])
 
 
 def test_readying_a_later_problem_waits_while_a_candidate_holds_the_device():

@@ -405,9 +405,15 @@ def ready_judge(source, runs: list, dtype: str, seed: int, target=None) -> None:
 
 def ready_device(source, target=None) -> None:
     """A candidate's worker readied before a problem's first candidate (IsolatedVerifier.ready): its
-    device selected (the vendor's runtime initialised) and the kernel module loaded."""
+    device selected (the vendor's runtime initialised), the kernel module loaded, and Triton's own key
+    computed (cross_compile.warm_up: 0.35 s of a cold run's first launch on an H100 host, the device
+    held, while this worker waited for the judge's readying anyway)."""
+    from kt_cli.evaluate.cross_compile import warm_up
+
     _candidate_device(target)
     _kernel(source)
+    with contextlib.suppress(Exception):  # best effort: a launch computes it where this could not
+        warm_up()
 
 
 def launch_held(source, params: dict, options: dict, shared: bytes, watched_names: tuple = (), target=None) -> dict:
