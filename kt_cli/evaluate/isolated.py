@@ -62,14 +62,17 @@ class IsolatedVerifier:
         beside an earlier problem's timed candidate."""
         def ready_device() -> None:
             with contextlib.suppress(WorkerFailure):  # (a module that patches torch leaves no worker it patched)
-                worker.call("ready_device", {"source": source, "target": self.target}, self.timeout, restart_on=RESTART_ON)
+                worker.call("ready_device", {"source": source, "target": self.target}, self.timeout,
+                            restart_on=RESTART_ON)
 
         with self.lock:
             beside = threading.Thread(target=ready_device, daemon=True)
             beside.start()
-            with contextlib.suppress(WorkerFailure):
-                self._judge("ready_judge", source=source, runs=verification_runs(shapes), dtype=dtype, seed=seed)
-            beside.join()
+            try:
+                with contextlib.suppress(WorkerFailure):
+                    self._judge("ready_judge", source=source, runs=verification_runs(shapes), dtype=dtype, seed=seed)
+            finally:
+                beside.join()  # the device is not lent on before both are done
 
     def verify(self, worker: WorkerPool, source, params: dict, options: dict, shapes: list, dtype: str, seed: int,
                recipe_tolerance=None, clock: PhaseClock | None = None) -> dict:
