@@ -129,3 +129,25 @@ def test_a_measured_run_reports_candidates_timed_fully_and_the_time_phase(fake_d
             assert sum(inside) <= phases[phase] * 1.01 + 1e-3
         # and the search's own share: asking the sampler, waiting for its turn to take a unit of budget
         assert 0 <= phases["search.ask"] < 60 and 0 <= phases["search.turn"] < 60
+
+
+def test_a_trials_ask_phase_holds_the_samplers_draw(write, tmp_path, monkeypatch):
+    """`search.ask` is the search's time before a trial's point is known, the sampler's relative draw
+    included: Optuna makes that draw at the trial's first suggest, after the trial exists (until
+    2026-11-27 it was left out, and a sampler slow under four workers' load hid in no phase)."""
+    import time
+
+    import optuna
+
+    draw = optuna.samplers.TPESampler.sample_relative
+
+    def slow_draw(self, study, trial, search_space):
+        time.sleep(0.3)
+        return draw(self, study, trial, search_space)
+
+    monkeypatch.setattr(optuna.samplers.TPESampler, "sample_relative", slow_draw)
+    result = kt("tune", dsl_recipe(write, trials=3), "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    trials = [json.loads(line) for line in (tmp_path / "art" / "recipe.kt" / "trials.jsonl").read_text().splitlines()]
+    asks = [t["phase_seconds"]["search.ask"] for t in trials if "search.ask" in t["phase_seconds"]]
+    assert asks and max(asks) >= 0.3, asks  # the drawn points' trials (a seed is enqueued, not drawn)

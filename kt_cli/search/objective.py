@@ -68,13 +68,14 @@ class Objective:
     def _evaluate_trial(self, trial):
         import optuna
 
-        # the search's own share of the trial's wall: asking (the sampler's relative draw included) and
-        # waiting for its turn to decide; beside the evaluator's phases in the trial's record
-        asked = max(0.0, time.time() - trial.datetime_start.timestamp())
+        # the search's own share of the trial's wall: asking (the sampler's relative draw, which Optuna
+        # makes at the first suggest, included) and waiting for its turn to decide; beside the
+        # evaluator's phases in the trial's record
         trial.set_user_attr("host", self.worker.get("host", HOST))
         trial.set_user_attr("pid", os.getpid())
         space = self.problem.space
         params = {p.name: p.suggest(trial) for p in space.params}
+        asked = max(0.0, time.time() - trial.datetime_start.timestamp())
         broken = space.violated(self.problem.env(params))
         if broken is not None:
             # Trials running beside this one may already hold every unit left (start-up points queued
