@@ -20,8 +20,8 @@ def warm_up() -> None:
     libraries into (`triton_key`, cached per process; 0.4 s of a 2-core CPU machine's first compile,
     more where a host's every compile worker starts at once). A compile worker calls it as it starts,
     while kt opens its studies and readies its devices: its first candidate's compile then costs what a
-    later one does (benchmarks/first_compile.py); a device's worker calls it as it readies. Best effort: where a Triton version keeps the key
-    elsewhere, the first compile computes it as before."""
+    later one does (benchmarks/first_compile.py); a device's worker calls it as it readies. Best effort:
+    where a Triton version keeps the key elsewhere, the first compile computes it as before."""
     import importlib
 
     import triton  # noqa: F401
