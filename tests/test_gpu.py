@@ -132,6 +132,31 @@ def test_timer_reads_a_copy_below_the_datasheet_peak():
     assert stats.rel_ci <= 0.01 or stats.calls >= 20
 
 
+
+def test_the_judge_judges_with_torch_while_its_kernels_load_and_with_them_after():
+    # a run's first comparisons do not wait for the judge kernels' compile (kt_cli/evaluate/judge_kernel.py
+    # `loaded`): torch judges them, with the same verdict the kernels give once loaded in the background
+    import torch
+
+    from kt_cli.evaluate import judge_kernel
+    from kt_cli.evaluate.verify import Tolerance, WrongResult, compare
+
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    ref = torch.randn(513, 1031, generator=gen, device="cuda", dtype=torch.float64)
+    out = ref.to(torch.float16)
+    out[7, 9] = 0.5 + ref[7, 9]
+    tol = Tolerance(1e-2, 1e-3, "t", rms=1e-3)
+    verdicts = []
+    for _ in range(2):
+        with pytest.raises(WrongResult) as wrong:
+            compare(out, ref, tol)
+        verdicts.append(str(wrong.value).split("; norm-wise")[0])  # (torch's float32 norm: other last digits)
+        key = (out.dtype, ref.dtype, out.device, True)
+        judge_kernel._loading[key].join(120)
+        assert key in judge_kernel._loaded  # loaded without running: nothing held the device
+    assert verdicts[0] == verdicts[1] and "1 of 528903 elements fail" in verdicts[0] and "worst at [7, 9]" in verdicts[0]
+
+
 SEQ_RECIPE = """
 [kernel]
 generator = "templates"

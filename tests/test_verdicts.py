@@ -326,6 +326,40 @@ def test_a_bad_tolerance_is_one_line(write, tmp_path, value, key, says):
     assert not (tmp_path / "art").exists()
 
 
+def test_the_judge_kernels_load_in_the_background_and_torch_judges_meanwhile(monkeypatch):
+    # a cold run's first comparison compiled them (seconds) while the device waited: now the first
+    # request for a dtype pair starts one loading thread and is answered at once (torch judges), a
+    # later one uses them once loaded; an output too large for torch's temporaries waits for them
+    import threading
+    import time
+
+    from kt_cli.evaluate import judge_kernel
+
+    monkeypatch.setattr(judge_kernel, "_loaded", set())
+    monkeypatch.setattr(judge_kernel, "_loading", {})
+    release, loads = threading.Event(), []
+
+    def slow_load(key):
+        loads.append(key)
+        release.wait(10)
+        with judge_kernel._loading_lock:
+            judge_kernel._loaded.add(key)
+
+    monkeypatch.setattr(judge_kernel, "_load", slow_load)
+    out, ref = torch.empty(8, dtype=torch.bfloat16, device="meta"), torch.empty(8, dtype=torch.float64, device="meta")
+    started = time.perf_counter()
+    assert [judge_kernel.loaded(out, ref, False) for _ in range(3)] == [False] * 3
+    assert time.perf_counter() - started < 5 and len(loads) == 1  # one thread, nobody waited for it
+    assert not judge_kernel.loaded(torch.empty(8, dtype=torch.int32, device="meta"), ref, False)  # not its dtypes
+    release.set()
+    judge_kernel._loading[loads[0]].join(10)
+    assert judge_kernel.loaded(out, ref, False)
+    release.clear()
+    huge = torch.empty(judge_kernel.TORCH_WHILE_LOADING_MAX + 1, dtype=torch.float16, device="meta")
+    threading.Timer(0.3, release.set).start()
+    assert judge_kernel.loaded(huge, ref, True) and len(loads) == 2  # (rms is another variant) waited for it
+
+
 @pytest.mark.parametrize("backend, arch, warp", [("cuda", 90, 32), ("cuda", 80, 32), ("hip", "gfx942", 64)])
 def test_the_device_judge_kernels_compile_for_each_vendor(backend, arch, warp):
     # the judge compiles them on the device the first time it judges there: a vendor Triton refuses

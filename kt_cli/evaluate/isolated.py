@@ -53,7 +53,8 @@ class IsolatedVerifier:
 
     def ready(self, worker: WorkerPool, source, shapes: list, dtype: str, seed: int) -> None:
         """Before a problem's first candidate comes: the candidate's worker readies its device and loads
-        the module, the judge makes and holds the cases verify() will ask for and loads its comparison.
+        the module, the judge makes and holds the cases verify() will ask for and starts loading its
+        comparison kernels (they load in the background: judge_kernel.loaded).
         The first candidate of a run paid 1.5-2 s of this on the H100 hosts while the device waited. The
         two workers ready at once (one after the other, the judge's 3-4 s of a cold run began 0.8 s late
         on an H100 host and the first candidate waited for it). A failure here is left to that candidate,

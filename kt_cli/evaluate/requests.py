@@ -389,9 +389,10 @@ def judge_cases(source, runs: list, dtype: str, seed: int, tolerance, target=Non
 
 def ready_judge(source, runs: list, dtype: str, seed: int, target=None) -> None:
     """The judge readied before a problem's first candidate (IsolatedVerifier.ready): the runs' cases
-    made and held, and its comparison loaded by judging the first with its reference outputs written in
+    made and held, and its comparison readied by judging the first with its reference outputs written in
     (a verdict that passes; judging the poisoned outputs took 4-6 s on the H100 hosts to say what is
-    wrong). judge_held restores the case for the candidates."""
+    wrong): on a device that starts loading the judge's kernels in the background (judge_kernel.loaded),
+    and this returns without waiting for them. judge_held restores the case for the candidates."""
     from kt_cli.evaluate.held_cases import judge_held
     from kt_cli.evaluate.verify import WrongResult, module_tolerance, tolerance_for
 

@@ -90,8 +90,9 @@ def compare(out, ref, tol: Tolerance) -> tuple[float, float]:
     worst element (its index, both values) and how many elements fail.
 
     The judge runs this for every candidate on the device's critical path. On a device, floating
-    outputs are judged in one pass by kt_cli.evaluate.judge_kernel (float64 arithmetic, the rule below);
-    elsewhere with torch's operations: floating outputs of at most 16 bits (bf16, fp16, fp8) in float32
+    outputs are judged in one pass by kt_cli.evaluate.judge_kernel (float64 arithmetic, the rule below)
+    once the judge has it loaded (judge_kernel.loaded: it loads in the background);
+    elsewhere, and until then, with torch's operations: floating outputs of at most 16 bits (bf16, fp16, fp8) in float32
     (the reference, float64 as made, rounded to float32 moves by 2^-24 of itself: a 2^-16th of the
     tightest such tolerance), synchronising once where they pass; float32 and integer outputs, and
     values whose float32 squares overflow (a row's RMS or the norm of values beyond ~1e17), in float64."""
@@ -107,10 +108,11 @@ def compare(out, ref, tol: Tolerance) -> tuple[float, float]:
     if out.device.type != "cpu" and out.is_floating_point() and ref.is_floating_point():
         from kt_cli.evaluate import judge_kernel
 
-        try:
-            found = judge_kernel.figures(out, ref, tol.atol, tol.rtol, tol.rms, row)
-        except Exception:  # noqa: BLE001 - a device Triton cannot launch on (a third-party vendor's): torch judges
-            found = None
+        if judge_kernel.loaded(out, ref, bool(tol.rms and row)):
+            try:
+                found = judge_kernel.figures(out, ref, tol.atol, tol.rtol, tol.rms, row)
+            except Exception:  # noqa: BLE001 - a device Triton cannot launch on (a third-party vendor's): torch judges
+                found = None
     if found is None and out.is_floating_point() and out.element_size() <= 2 and ref.is_floating_point():
         found = _figures(out, ref, tol, row, torch.float32)
     if found is None:
