@@ -181,8 +181,10 @@ def pair_with_reference(results: list[dict], source, recipe: Recipe, evaluator=N
                 out = time_interleaved(workers, source, r["target"], r["device"]["index"], best.shape, best.params,
                                        recipe.problem.dtype, recipe.problem.tolerance,
                                        best.stats.get("method", "events"), [], recipe.search.timeout)
-            except WorkerFailure:
-                continue  # check falls back to stats.speedup
+            except WorkerFailure as exc:  # check falls back to stats.speedup; the artifact says why
+                why = f"{exc.kind}: {exc.message.splitlines()[0][:300] if exc.message else ''}"
+                r["best"] = dataclasses.replace(best, stats={**best.stats, "check_pairing_failed": why})
+                continue
             ratios = sorted(paired_ratios(out["kernel"], out["baseline"]))
             if ratios:
                 stats = {**best.stats, "check_speedup": 1.0 / quantile(ratios, 0.5),

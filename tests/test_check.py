@@ -220,3 +220,32 @@ def test_check_measures_on_a_gpu_and_replays_the_same_verdict(kt, tmp_path):
     live = kt("check", art, "--record", rec, "--threshold", "25%")
     assert live.exit_code in (0, 1), live.output
     assert kt("check", art, "--replay", rec, "--threshold", "25%").exit_code == live.exit_code
+
+
+def test_a_winner_whose_pairing_with_its_reference_failed_says_so(monkeypatch):
+    # kt tune pairs each measured winner with its reference as kt check will; a pairing that failed was
+    # passed over in silence (check then falls back to the tuning's own ratio): now the artifact keeps
+    # why, and the results table flags the time
+    import types
+
+    from kt_cli import tune
+    from kt_cli.evaluate.failure import WorkerFailure
+    from kt_cli.reports import check
+    from kt_cli.reports.format import timing_flags
+    from kt_cli.types import TrialResult
+
+    def failing(*args, **kwargs):
+        raise WorkerFailure("crash", "CUDA error: an illegal memory access was encountered\nmore")
+
+    monkeypatch.setattr(check, "time_interleaved", failing)
+    best = TrialResult("ok", {"BLOCK": 256}, "nvidia:sm_90", {"N": 4096}, "measured", value=1e-5,
+                       stats={"median": 1e-5, "speedup": 1.2, "method": "events"})
+    results = [{"mode": "measured", "best": best, "target": "nvidia:sm_90", "device": {"index": 0}}]
+    recipe = types.SimpleNamespace(problem=types.SimpleNamespace(dtype="float32", tolerance=None),
+                                   search=types.SimpleNamespace(timeout=5))
+    evaluator = types.SimpleNamespace(device_pool=lambda vendor: None, device_judge=lambda spec: None)
+    tune.pair_with_reference(results, None, recipe, evaluator)
+    stats = results[0]["best"].stats
+    assert "check_speedup" not in stats and stats["speedup"] == 1.2  # check falls back to it
+    assert stats["check_pairing_failed"] == "crash: CUDA error: an illegal memory access was encountered"
+    assert "not paired with its reference" in timing_flags(stats)

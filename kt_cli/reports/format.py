@@ -66,6 +66,8 @@ def timing_flags(stats: dict) -> str:
         flags.append(f"±{(stats['ci_high'] - stats['ci_low']) / 2 / stats['median']:.1%}, {short}")
     if stats.get("throttled"):
         flags.append("throttled")
+    if stats.get("check_pairing_failed"):  # kt check then compares against the tuning's own ratio
+        flags.append("not paired with its reference")
     return f" ({'; '.join(flags)})" if flags else ""
 
 
