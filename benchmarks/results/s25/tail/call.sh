@@ -1,5 +1,5 @@
 # one GPU: why a run's tail paired winners on a fresh device worker (results/s25/scale2b pipes_9). Two cold
-# matmul tunes of the working tree (b37b7f9: a failed pairing is kept in stats.check_pairing_failed), with
+# matmul tunes of the working tree (c607b64: a failed pairing is kept in stats.check_pairing_failed), with
 # --storage as benchmarks/scale.py runs them, every worker's requests stamped (KT_PROFILE_DIR)
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site && python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . >/dev/null 2>&1 || exit 3
 export TRITON_DEFAULT_FP_FUSION=1 PYTHONUNBUFFERED=1
