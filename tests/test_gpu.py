@@ -132,7 +132,6 @@ def test_timer_reads_a_copy_below_the_datasheet_peak():
     assert stats.rel_ci <= 0.01 or stats.calls >= 20
 
 
-
 def test_the_judge_judges_with_torch_while_its_kernels_load_and_with_them_after():
     # a run's first comparisons do not wait for the judge kernels' compile (kt_cli/evaluate/judge_kernel.py
     # `loaded`): torch judges them, with the same verdict the kernels give once loaded in the background
@@ -154,7 +153,8 @@ def test_the_judge_judges_with_torch_while_its_kernels_load_and_with_them_after(
         key = (out.dtype, ref.dtype, out.device, True)
         judge_kernel._loading[key].join(120)
         assert key in judge_kernel._loaded  # loaded without running: nothing held the device
-    assert verdicts[0] == verdicts[1] and "1 of 528903 elements fail" in verdicts[0] and "worst at [7, 9]" in verdicts[0]
+    assert verdicts[0] == verdicts[1]
+    assert "1 of 528903 elements fail" in verdicts[0] and "worst at [7, 9]" in verdicts[0]
 
 
 SEQ_RECIPE = """

@@ -18,7 +18,7 @@ built their launchers with the host's C compiler and computed Triton's key: 1.4-
 readying on an H100 host, which the run's first candidates waited for with the device idle
 (docs/performance.md, thirteenth session). `loaded` starts that in a thread of the judge the first time
 a pair of dtypes comes and says no until it is done; torch's operations judge meanwhile (the same rule
-and figures: the test above), except outputs too large for their temporaries, which wait for it.
+and figures, tests/test_verdicts.py), except outputs too large for their temporaries, which wait for it.
 """
 
 from __future__ import annotations

@@ -91,8 +91,8 @@ def compare(out, ref, tol: Tolerance) -> tuple[float, float]:
 
     The judge runs this for every candidate on the device's critical path. On a device, floating
     outputs are judged in one pass by kt_cli.evaluate.judge_kernel (float64 arithmetic, the rule below)
-    once the judge has it loaded (judge_kernel.loaded: it loads in the background);
-    elsewhere, and until then, with torch's operations: floating outputs of at most 16 bits (bf16, fp16, fp8) in float32
+    once the judge has it loaded (judge_kernel.loaded: it loads in the background); elsewhere, and until
+    then, with torch's operations: floating outputs of at most 16 bits (bf16, fp16, fp8) in float32
     (the reference, float64 as made, rounded to float32 moves by 2^-24 of itself: a 2^-16th of the
     tightest such tolerance), synchronising once where they pass; float32 and integer outputs, and
     values whose float32 squares overflow (a row's RMS or the norm of values beyond ~1e17), in float64."""
