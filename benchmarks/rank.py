@@ -137,12 +137,13 @@ def load(paths) -> list[dict]:
     return [r for p in paths for r in map(json.loads, Path(p).read_text().splitlines()) if "features" in r]
 
 
-def quality(records: list[dict]) -> tuple[dict, dict]:
-    """Per-problem figures and their summary over problems."""
+def quality(records: list[dict], per_run: bool = False) -> tuple[dict, dict]:
+    """Per-problem figures and their summary over problems; with `per_run`, a problem's points of each
+    stored run apart (run_offsets: runs of other days disagree on the same binary by up to 25%)."""
     groups = defaultdict(list)
     for r in records:
         shape = ",".join(f"{k}={v}" for k, v in sorted(r["shape"].items()))
-        key = f"{r['device']} | {r['recipe']} {r['dtype']} | {shape}"
+        key = f"{r['device']} | {r['recipe']} {r['dtype']} | {shape}" + (f" | {r['run']}" if per_run else "")
         groups[key].append((estimate(r)["seconds"], r["measured_s"]))
     per = {k: problem_quality(v) for k, v in sorted(groups.items()) if len(v) >= MIN_POINTS}
     rhos = [q["rho"] for q in per.values()]
@@ -188,6 +189,24 @@ def pruning(records: list[dict], ratio: float, after: int, orders: int = 200) ->
             "runs_missing_best_by_1pct": lost / runs, "worst_kept_vs_best": worst}
 
 
+def run_offsets(records: list[dict]) -> list[dict]:
+    """Where a problem's stored runs measured the same compiled kernel (identical features): the ratio of
+    two runs' times for it. Within one run such twins (two params compiling to one kernel) agree to 0.14%
+    (median of 25 groups, 3.5% at the 90th percentile); between runs of other days and timing protocols
+    by up to 25%, which no static model can rank through."""
+    times = defaultdict(lambda: defaultdict(list))  # (problem, features) -> run -> measured times
+    for r in records:
+        problem = (r["device"], r["recipe"], r["dtype"], json.dumps(r["shape"], sort_keys=True))
+        times[(problem, json.dumps(r["features"], sort_keys=True))][r["run"]].append(r["measured_s"])
+    out = []
+    for (problem, _), runs in times.items():
+        medians = sorted((statistics.median(v), run) for run, v in runs.items())
+        if len(medians) > 1:
+            out.append({"problem": " | ".join(problem[:2]) + " | " + problem[3], "runs": [m[1] for m in medians],
+                        "ratio": medians[-1][0] / medians[0][0]})
+    return out
+
+
 def meets(summary: dict) -> dict[str, bool]:
     """Which targets the summary meets."""
     lower_is_better = {"error_median", "ties"}
@@ -202,6 +221,10 @@ def main() -> None:
     parser.add_argument("--prune", action="store_true", help="replay measured tuning with the evaluator's pruning")
     parser.add_argument("--calibration", action="append", default=[],
                         help="`kt devices --calibrate --json` output: its constants for its devices' points")
+    parser.add_argument("--per-run", action="store_true",
+                        help="rank each stored run's points of a problem apart (runs disagree on one binary)")
+    parser.add_argument("--offsets", action="store_true",
+                        help="the same compiled kernel measured by two runs: how far they disagree")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     use_calibrations(args.calibration)
@@ -212,7 +235,12 @@ def main() -> None:
         for ratio in sorted({1.2, 1.3, PRUNE_RATIO, 2.0}):
             print(json.dumps(pruning(records, ratio, PRUNE_AFTER)))
         return
-    per, summary = quality(records)
+    if args.offsets:
+        found = run_offsets(records)
+        for row in sorted(found, key=lambda row: -row["ratio"]):
+            print(f"{row['ratio']:.3f}  {row['problem']}  {' < '.join(row['runs'])}")
+        return
+    per, summary = quality(records, args.per_run)
     if args.json:
         print(json.dumps({"problems": per, "summary": summary, "meets": meets(summary)}, indent=1))
         return
