@@ -58,12 +58,25 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None, cache:
         if ran:
             busy = (max(t.datetime_complete for _, t in ran) - min(t.datetime_start for _, t in ran)).total_seconds()
         trials_done = len(ran)
-        return {"workers": workers, "trials": trials_done, "wall_s": wall,
+        pairings = unpaired(Path(tmp))
+        return {"workers": workers, "trials": trials_done, "wall_s": wall, "unpaired": pairings,
                 "per_min": 60.0 * trials_done / busy if busy else float("nan"),
                 **middle_and_tail(sorted(t.datetime_complete.timestamp() for _, t in ran)),
                 "timeline": timeline(ran, started_at), "summary": done.stdout.strip().splitlines()[-3:],
                 "results_printed_s": printed - started_at, "exited_s": exited - started_at,
                 "stdout_closed_s": closed - started_at}
+
+
+def unpaired(out: Path) -> dict:
+    """The winners of the run's artifact whose pairing with their reference failed, and why
+    (stats.check_pairing_failed): read before the run's folder goes."""
+    found = {}
+    for manifest in out.glob("*.kt/manifest.json"):
+        for entry in json.loads(manifest.read_text())["results"]:
+            why = (entry.get("stats") or {}).get("check_pairing_failed")
+            if why:
+                found[entry["shape_key"]] = why
+    return found
 
 
 def middle_and_tail(ends: list) -> dict:
@@ -155,6 +168,9 @@ def main() -> None:
                      f"{r['per_min'] / base:.2f}x", f"{r['middle_per_min']:.1f}", f"{r['tail_s']:.1f}"] for r in rows],
                    headers=["workers", "trials", "wall s", "trials/min", "vs first", "middle trials/min",
                             "last tenth s"]))
+    for r in rows:
+        for problem, why in r["unpaired"].items():
+            print(f"workers {r['workers']}: {problem} not paired with its reference: {why}")
 
 
 if __name__ == "__main__":
