@@ -156,6 +156,11 @@ def quality(records: list[dict], per_run: bool = False) -> tuple[dict, dict]:
     return per, summary
 
 
+def problem_of(record: dict) -> tuple:
+    """The problem a stored point belongs to: device, recipe, dtype and shape."""
+    return record["device"], record["recipe"], record["dtype"], json.dumps(record["shape"], sort_keys=True)
+
+
 def pruning(records: list[dict], ratio: float, after: int, orders: int = 200) -> dict:
     """Measured tuning with the evaluator's pruning rule (kt_cli/evaluate/pruning.py) replayed on the
     stored problems in `orders` random orders: the share of device evaluations it saves, and how often,
@@ -166,7 +171,7 @@ def pruning(records: list[dict], ratio: float, after: int, orders: int = 200) ->
 
     groups = defaultdict(list)
     for r in records:
-        groups[(r["device"], r["recipe"], r["dtype"], json.dumps(r["shape"], sort_keys=True))].append(
+        groups[problem_of(r)].append(
             (estimate(r)["seconds"], r["measured_s"]))
     rng, saved, runs, lost, worst = random.Random(0), [], 0, 0, 1.0
     for points in (g for g in groups.values() if len(g) >= MIN_POINTS):
@@ -196,8 +201,7 @@ def run_offsets(records: list[dict]) -> list[dict]:
     by up to 25%, which no static model can rank through."""
     times = defaultdict(lambda: defaultdict(list))  # (problem, features) -> run -> measured times
     for r in records:
-        problem = (r["device"], r["recipe"], r["dtype"], json.dumps(r["shape"], sort_keys=True))
-        times[(problem, json.dumps(r["features"], sort_keys=True))][r["run"]].append(r["measured_s"])
+        times[(problem_of(r), json.dumps(r["features"], sort_keys=True))][r["run"]].append(r["measured_s"])
     out = []
     for (problem, _), runs in times.items():
         medians = sorted((statistics.median(v), run) for run, v in runs.items())
