@@ -157,6 +157,41 @@ def test_the_judge_judges_with_torch_while_its_kernels_load_and_with_them_after(
     assert "1 of 528903 elements fail" in verdicts[0] and "worst at [7, 9]" in verdicts[0]
 
 
+def test_a_process_graph_times_on_a_second_gpu_after_the_first():
+    # a one-process `kt tune` on a 4x H100 host graph-timed on GPU 0, then paired its winners on GPU 3:
+    # the capture ran on torch's default capture stream, made once on GPU 0, and the Triton launch inside
+    # it read GPU 3's tensors from GPU 0 (an illegal memory access; benchmarks/results/s26/x4)
+    import torch
+    import triton
+    import triton.language as tl
+
+    from kt_cli.plugins import devices, vendor
+
+    present = [d for d in devices() if d.vendor == "nvidia"]
+    if len(present) < 2:
+        pytest.skip("needs two NVIDIA GPUs")
+
+    @triton.jit
+    def doubled(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    nvidia = vendor("nvidia")
+    for device in present[:2]:
+        runtime = nvidia.runtime()
+        runtime.select(device.index)
+        x = torch.randn(1 << 16, device="cuda")
+        y = torch.zeros_like(x)
+        launch = lambda: doubled[(64,)](x, y, x.numel(), BLOCK=1024)  # noqa: E731
+        graph = runtime.capture(launch)  # (the timer would fall back to events where a capture raised)
+        y.zero_()
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(y, 2 * x) and x.device.index == device.index
+        assert nvidia.timer(device).measure(launch, "graph").median > 0
+        torch.cuda.synchronize()
+
+
 SEQ_RECIPE = """
 [kernel]
 generator = "templates"

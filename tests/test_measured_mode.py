@@ -119,6 +119,25 @@ def test_workers_share_the_study_across_two_fake_devices(write, tmp_path):
     assert all(r["stats"].get("check_speedup") for r in _manifest(out)["results"])
 
 
+def test_one_process_on_a_host_of_several_gpus_records_and_pairs_on_the_gpu_it_tuned_on(fake_device, write,
+                                                                                       monkeypatch):
+    # the plan's device is the one an unpinned device worker measures on (its target's first): a plan
+    # naming the last made the artifact say device 3 of a 4x H100 host while every candidate ran on
+    # device 0, and the winners' pairing with their reference ran on device 3 (an illegal memory access)
+    from kt_cli import plugins
+    from kt_cli.evaluate import requests
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.search.plan import plan_targets
+
+    monkeypatch.setenv("KT_FAKE_DEVICES", "4")
+    monkeypatch.setattr(requests, "_detected", {})  # detected afresh, as a new worker does
+    present = plugins.vendor("fake").detect_devices()
+    assert len(present) == 4
+    (plan,) = plan_targets(load_recipe(dsl_recipe(write)), (), present)
+    measured_on, _ = requests._present(plugins.vendor("fake"), plan.spec)
+    assert plan.mode == "measured" and plan.device.index == measured_on.index == 0
+
+
 # Racing's margin in these tests: 64x the work is raced out, the same kernel timed twice is not, while
 # a loaded CPU's timings drift by less than 8x
 RACE_MARGIN_ON_A_CPU = 7.0

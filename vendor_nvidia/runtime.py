@@ -87,7 +87,11 @@ class TorchCudaRuntime:
         torch.cuda.current_stream().wait_stream(stream)
         torch.cuda.synchronize()
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
+        # on this side stream, of the current device: torch.cuda.graph's default capture stream is made
+        # once a process, on the device current then, and entering it makes that device current, so a
+        # later capture for another device launched there with this device's pointers (an illegal memory
+        # access on a 4x H100 host: benchmarks/results/s26/x4)
+        with torch.cuda.graph(graph, stream=stream):
             work()
         return graph
 

@@ -31,7 +31,14 @@ class TargetPlan:
 def plan_targets(recipe: Recipe, requested: tuple[str, ...], devices: list | None = None) -> list[TargetPlan]:
     """--target wins; else the GPUs present (measured); else the recipe's targets (estimated).
     `devices`: those present, when detected already (else they are detected here)."""
-    present = {d.target: d for d in (plugins.devices() if devices is None else devices)}
+    # A target's first device: the one an unpinned device worker selects (kt_cli.evaluate.requests._present)
+    # and the one a run measures on. Taking the last (a dict built over all of them) recorded a one-process
+    # run on a 4x H100 host as tuned on device 3 while every candidate ran on device 0, and its winners
+    # were then paired with their reference on device 3 against inputs the judge held on device 0: an
+    # illegal memory access (benchmarks/results/s26/x4).
+    present: dict = {}
+    for d in plugins.devices() if devices is None else devices:
+        present.setdefault(d.target, d)
     if requested:
         names = list(dict.fromkeys(requested))
         where = "--target"
