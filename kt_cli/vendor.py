@@ -91,13 +91,17 @@ class Timer(Protocol):
 
     def measure_interleaved(self, fns: list[Callable[[], None]], method: str,
                             before_batch: Callable[[], None] | None = None,
-                            stop: Callable[[list["Stats"]], bool] | None = None) -> list["Stats"]:
+                            stop: Callable[[list["Stats"]], bool] | None = None, ratio: bool = False) -> list["Stats"]:
         """Stats of each of `fns` (a candidate and its baseline) sampled in turn by one method, until
-        tight, capped, or `stop` (racing) says the samples settle it."""
+        tight, capped, or `stop` (racing) says the samples settle it. With `ratio`, the Stats of the
+        first's samples over the second's, pair by pair, come last, and being tight ends it too."""
 
     def screen(self, fn: Callable[[], None], method: str, bound_s: float,
-               before_batch: Callable[[], None] | None = None) -> "Stats":
-        """Racing's cheap first timing of `fn` alone; `raced_out` when surely slower than `bound_s`."""
+               before_batch: Callable[[], None] | None = None, first_call: Callable[[], None] | None = None,
+               baseline: Callable[[], None] | None = None, bound_ratio: float | None = None) -> "Stats":
+        """Racing's cheap first timing of `fn`; `raced_out` when surely slower than `bound_s`, or, with
+        `baseline` and `bound_ratio`, when its ratio to the baseline sampled beside it is surely above
+        `bound_ratio`."""
 
 
 class Vendor:

@@ -10,6 +10,9 @@ Environment (read in every process, so workers see it too):
 - KT_FAKE_FLOPS_SCALE: multiplies the FLOP/s peaks (a tiny value puts honest kernels "above peak");
 - KT_FAKE_CLOCK_SCALE: multiplies every time the clock reads (0 gives zero times, a tiny value times
   below what writing the outputs at peak bandwidth takes);
+- KT_FAKE_CLOCK_FILE: a file holding a number that multiplies every time the clock reads from then on
+  (a test writes it between candidates: the device's clock slowed down or sped up, for everything
+  timed on it alike);
 - KT_FAKE_THROTTLED=1: the device reports that it slowed down;
 - KT_FAKE_PRUNE=1: measured tuning may prune with the cost model (Vendor.model_prunes).
 Its "binary" spills 4 bytes a thread for each value of a BLOCK constexpr past 64 a thread.
@@ -42,7 +45,9 @@ class ClockEvent:
         self.at = time.perf_counter()
 
     def seconds_until(self, later: "ClockEvent") -> float:
-        return (later.at - self.at) * float(os.environ.get("KT_FAKE_CLOCK_SCALE", "1"))
+        seconds = (later.at - self.at) * float(os.environ.get("KT_FAKE_CLOCK_SCALE", "1"))
+        clock = os.environ.get("KT_FAKE_CLOCK_FILE")
+        return seconds * float(open(clock).read()) if clock else seconds
 
     def done(self) -> bool:
         return True

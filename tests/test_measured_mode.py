@@ -143,9 +143,10 @@ def test_one_process_on_a_host_of_several_gpus_records_and_pairs_on_the_gpu_it_t
 RACE_MARGIN_ON_A_CPU = 7.0
 
 
-def _evaluated_in_turn(write, tmp_path, kernel_text: str, repeats: tuple) -> list:
+def _evaluated_in_turn(write, tmp_path, kernel_text: str, repeats: tuple, before=lambda i: None) -> list:
     """The REPEAT points of `kernel_text` (tests/kernels_measured.py) evaluated one after another on the
-    fake device, as the device takes them: the first is the best so far, whatever it is."""
+    fake device, as the device takes them (`before(i)` before the i-th): the first is the best so far,
+    whatever it is."""
     from kt_cli.evaluate.evaluator import Evaluator
     from kt_cli.kernel import KernelSource
     from kt_cli.recipe.parse import load_recipe
@@ -156,9 +157,35 @@ def _evaluated_in_turn(write, tmp_path, kernel_text: str, repeats: tuple) -> lis
     evaluator = Evaluator(KernelSource(str(tmp_path / "kernel.py"), "dsl", "kernel"), recipe, [], 60)
     try:
         evaluator.inspect_module([shape])
-        return [evaluator.evaluate(plan, shape, {"BLOCK": 1024, "REPEAT": r}) for r in repeats]
+        done = []
+        for i, r in enumerate(repeats):
+            before(i)
+            done.append(evaluator.evaluate(plan, shape, {"BLOCK": 1024, "REPEAT": r}))
+        return done
     finally:
         evaluator.close()
+
+
+def test_a_candidate_timed_while_the_clock_is_slow_is_ranked_by_its_ratio_to_the_baseline(fake_device, write,
+                                                                                           tmp_path, monkeypatch):
+    # A GPU's clock moves between candidates timed seconds apart (H100, 4096^3 GEMMs: their own medians
+    # moved 1.5-7.5% between two passes over the same configs, their ratios to cuBLAS timed beside them
+    # 0.02-0.16%; benchmarks/results/s26/x4). A candidate four times as fast, timed while the clock runs
+    # forty times slower, is neither raced out on its own slowed time nor ranked by it.
+    from kt_cli.artifact.store import fastest
+    from kt_cli.evaluate import evaluator as evaluator_module
+
+    monkeypatch.setattr(evaluator_module, "RACE_MARGIN", RACE_MARGIN_ON_A_CPU)
+    clock = tmp_path / "clock"
+    monkeypatch.setenv("KT_FAKE_CLOCK_FILE", str(clock))
+    first, second = _evaluated_in_turn(write, tmp_path, REPEATS, (4, 1),
+                                       before=lambda i: clock.write_text("1" if i == 0 else "40"))
+    assert first.ok and second.ok and not second.stats["raced_out"] and "screen" in second.phase_seconds
+    assert second.stats["median"] > first.stats["median"]  # by its own samples it lost
+    assert second.value < first.value / 2 and fastest([first, second]) is second
+    reference = first.stats["baseline"]["median"]  # the problem's first full timing set it
+    assert second.stats["ranked"]["reference_s"] == reference == first.stats["ranked"]["reference_s"]
+    assert second.value == pytest.approx(second.stats["ratio"]["median"] * reference)
 
 
 def test_a_candidate_that_cannot_win_is_raced_out_and_the_best_is_timed_fully(fake_device, write, tmp_path,

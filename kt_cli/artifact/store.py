@@ -31,7 +31,7 @@ def collect(studies, shortlist: int = 1) -> list[dict]:
         firsts = [trial_result(t) for t in study.get_trials(deepcopy=False) if "duplicate_of" not in t.user_attrs]
         firsts = [r for r in firsts if r is not None]
         ok = [r for r in firsts if r.ok and r.value is not None]
-        best = min(ok, key=lambda r: r.value) if ok else None
+        best = fastest(ok)
         device = plan.device
         out.append({
             "target": plan.spec.name,
@@ -45,6 +45,17 @@ def collect(studies, shortlist: int = 1) -> list[dict]:
             "shortlist": best_distinct(ok, shortlist) if plan.mode == "estimated" else None,
         })
     return out
+
+
+def fastest(ok: list):
+    """The best of `ok` (TrialResults), or None: by the ratio to the baseline timed beside it where every
+    fully timed result has one (processes sharing a study each turn ratios into seconds at a reference of
+    their own, taken at another moment: kt_cli.evaluate.race), else by value (results stored before kt
+    kept the ratio). A candidate raced out cannot be the best either way."""
+    timed = [r for r in ok if not r.stats.get("raced_out")]
+    if timed and all(r.stats.get("ratio") for r in timed):
+        return min(timed, key=lambda r: r.stats["ratio"]["median"])
+    return min(ok, key=lambda r: r.value) if ok else None
 
 
 def best_distinct(ok: list, count: int) -> list[dict]:

@@ -20,7 +20,7 @@ from kt_cli.evaluate.interpreter_fixes import not_interpretable
 from kt_cli.evaluate.cross_compile import WARM_ENV
 from kt_cli.evaluate.pool import NICE_ENV, WorkerPool
 from kt_cli.evaluate.pruning import pruned_at
-from kt_cli.evaluate.race import Race
+from kt_cli.evaluate.race import Bound, Race
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 
 if TYPE_CHECKING:
@@ -245,7 +245,7 @@ class Evaluator:
             return
         key = (result.target, shape_key(result.shape))
         self.timed[key] = self.timed.get(key, 0) + 1
-        if self.race.timed(key, result.stats["ci_high"]):
+        if self.race.timed(key, self.race.interval(key, result.stats)[2]):
             self.fastest_estimate[key] = result.stats.get("estimate", {}).get("seconds")
 
     @staticmethod
@@ -382,7 +382,7 @@ class Evaluator:
         # verified; only one that can still win gets the full protocol (IsolatedVerifier.verify_and_time),
         # and its sampling stops as soon as it cannot.
 
-        def race() -> float | None:
+        def race() -> Bound | None:
             pruned = self._predicted_far_slower(key, estimate) if prunes else ""
             if pruned:
                 raise WorkerFailure("pruned", pruned)
@@ -398,8 +398,17 @@ class Evaluator:
             raise
         stats, base = out["stats"], out["baseline"]  # no baseline for a candidate raced out at its screen
         speedup = base["median"] / stats["median"] if base and stats["median"] > 0 else None
-        return {"value": stats["median"], "resources": compiled["resources"],
-                "stats": {**stats, **({"baseline": base} if base else {}), "timer": out["timer"], "speedup": speedup,
+        stats = {**stats, **({"baseline": base} if base else {})}
+        value = stats["median"]
+        if out.get("ratio") and base and not stats["raced_out"]:
+            # ranked by its ratio to the baseline timed beside it, in seconds at the problem's reference
+            # (kt_cli.evaluate.race); its own samples' figures stay as they were (median, interval)
+            stats["ratio"] = out["ratio"]
+            value, low, high = self.race.interval(key, stats)
+            stats["ranked"] = {"seconds": value, "ci_low": low, "ci_high": high,
+                               "reference_s": self.race.references[key], "precise": out["ratio"]["precise"]}
+        return {"value": value, "resources": compiled["resources"],
+                "stats": {**stats, "timer": out["timer"], "speedup": speedup,
                           "device": plan.device.name,  # what observe() matches in other processes
                           "estimate": compiled.get("estimate", {}),
                           "throttled": throttled(stats.get("device_state", {}))},

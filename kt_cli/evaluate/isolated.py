@@ -20,6 +20,7 @@ from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.launch_watch import every_watched_name
 from kt_cli.evaluate.phases import PhaseClock
 from kt_cli.evaluate.pool import WorkerPool
+from kt_cli.evaluate.race import Bound
 from kt_cli.evaluate.verify import case_plan
 
 
@@ -112,9 +113,9 @@ class IsolatedVerifier:
         return WorkerFailure("interpreter", message) if message else None
 
     def time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, recipe_tolerance=None,
-             race_s: float | None = None, clock: PhaseClock | None = None, screen: bool = False) -> dict:
+             race: Bound | None = None, clock: PhaseClock | None = None, screen: bool = False) -> dict:
         """Measured mode, after verify(): time the candidate on the first run's held tensors (stopping
-        early once it is surely slower than `race_s`), then have the judge check what the last timed
+        early once it is surely slower than the `race` bound), then have the judge check what the last timed
         batch left (the judge poisoned them before timing). With `screen`: racing's first timing,
         before verify() (requests.time_held); the judge's verdict on its batch is returned as
         "verification". `clock`'s steps are named after the phase: time.* or screen.*."""
@@ -126,7 +127,8 @@ class IsolatedVerifier:
         started = time.perf_counter()
         out = worker.call("time_held", {"source": source, "candidate": candidate, "target": self.target,
                                         "shared": held["shared"], "outputs": held["outputs"][0],
-                                        "race_s": race_s, "screen": screen,
+                                        "race_s": race and race.seconds, "race_ratio": race and race.ratio,
+                                        "screen": screen,
                                         "watched_names": self.watched_names if screen else ()},
                           self.timeout, restart_on=RESTART_ON)
         steps = out.pop("steps", {})
@@ -140,7 +142,7 @@ class IsolatedVerifier:
         return {**out, "verification": verdict} if screen else out
 
     def verify_and_time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, clock: PhaseClock,
-                        recipe_tolerance=None, race: Callable[[], float | None] = lambda: None,
+                        recipe_tolerance=None, race: Callable[[], Bound | None] = lambda: None,
                         before_verify: Callable[[], None] | None = None) -> tuple[dict, dict]:
         """Measured mode: (verification, timing) of one candidate on the problem and `shapes`; `clock`
         learns how long each took (the wait for the device left out). Racing: where `race` (read once

@@ -3,26 +3,62 @@ raced against. A candidate that takes the device once a bound exists is screened
 timing) and raced out if its first samples lie surely above it; before that, a problem's candidates
 are verified and timed fully. A fast but wrong candidate never races another out: only a verified,
 fully timed interval is a bound (results other processes sharing the study timed included:
-Evaluator.observe)."""
+Evaluator.observe).
+
+Candidates are ranked by their time relative to the baseline op timed beside them, pair by pair: a
+GPU's clock moves by several percent between candidates timed a few seconds apart (power and heat),
+and moves a candidate and its baseline alike. A problem's times are that ratio times its *reference*,
+the baseline's median in the first full timing this process learns of, so that they stay seconds
+(docs/timing.md, "Ranking by the ratio to the baseline")."""
 
 from __future__ import annotations
 
+import math
 import threading
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What a candidate races against: `seconds` for a screen's samples (the candidate alone), `ratio`
+    for a full timing's ratio to its baseline (None where the problem has no reference yet)."""
+
+    seconds: float
+    ratio: float | None = None
 
 
 class Race:
     """One process's race, shared by its candidates' threads (see the module docstring)."""
 
     def __init__(self):
-        self.fastest: dict = {}  # problem key -> upper end of the best fully timed interval so far
+        self.fastest: dict = {}  # problem key -> upper end of the best fully timed interval so far (seconds)
+        self.references: dict = {}  # problem key -> the baseline's median that turns ratios into seconds
         self._lock = threading.Lock()
 
-    def bound(self, key, margin: float | None) -> float | None:
+    def bound(self, key, margin: float | None) -> Bound | None:
         """What a candidate of problem `key` races against: the best fully timed interval's upper end
         plus `margin`; None while there is none (or `margin` is None: no racing)."""
         if margin is None or key not in self.fastest:
             return None
-        return self.fastest[key] * (1 + margin)
+        seconds = self.fastest[key] * (1 + margin)
+        reference = self.references.get(key)
+        return Bound(seconds, seconds / reference if reference else None)
+
+    def reference(self, key, baseline_s: float) -> float:
+        """Problem `key`'s reference: the first baseline median it is given, kept."""
+        with self._lock:
+            return self.references.setdefault(key, baseline_s)
+
+    def interval(self, key, stats: dict) -> tuple[float, float, float]:
+        """(median, low, high) of a fully timed candidate's time, in seconds: its ratio to its baseline
+        times the problem's reference where it has both (the first such sets the reference), else its
+        own samples' (results kt stored before it kept the ratio)."""
+        ratio, baseline = stats.get("ratio") or {}, stats.get("baseline") or {}
+        if ratio and baseline and all(math.isfinite(ratio.get(k, math.inf)) for k in ("median", "ci_low", "ci_high")):
+            reference = self.reference(key, baseline["median"])
+            return ratio["median"] * reference, ratio["ci_low"] * reference, ratio["ci_high"] * reference
+        high = stats["ci_high"]
+        return stats.get("median", high), stats.get("ci_low", high), high
 
     def timed(self, key, ci_high: float) -> bool:
         """A candidate of `key` was timed fully up to `ci_high`: whether it is the new best."""

@@ -470,16 +470,18 @@ def _candidate_device(target) -> "_Device | None":
 
 
 def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: float | None = None,
-              screen: bool = False, watched_names: tuple = ()) -> dict:
+              screen: bool = False, watched_names: tuple = (), race_ratio: float | None = None) -> dict:
     """Measured mode, after the judge accepted the candidate: time it interleaved with the baseline op
     on the first run's held tensors, by the one method chosen for this problem, re-poisoning the
-    outputs before every batch, until the candidate's interval is tight (the search's objective is its
-    median; the baseline rides along for the speedup, its own precision as it came: the winner's ratio
-    is measured again by kt check's protocol when the run ends); the judge then checks what the last
-    batch left. Racing: with `race_s`, sampling stops after any batch whose interval puts the
-    candidate's median above it.
+    outputs before every batch, until the candidate's interval, or that of its ratio to the baseline
+    pair by pair (what it is ranked by: kt_cli.evaluate.race), is tight; the baseline's own precision is
+    as it came (the winner's ratio is measured again by kt check's protocol when the run ends); the
+    judge then checks what the last batch left. Racing: sampling stops after any batch whose interval
+    puts the candidate's ratio above `race_ratio` (where the problem has a reference), else its own
+    median above `race_s`.
     With `screen` (and `race_s`), before verification: racing's cheap first timing of the candidate
-    alone (EventTimer.screen), no baseline; its first call is watched as verification watches a
+    (EventTimer.screen: in pairs with the baseline, held against `race_ratio`, where the problem has a
+    reference; else alone, against `race_s`); its first call is watched as verification watches a
     launch (`watched_names` tripwired: a launch that behaves otherwise on its first call is caught as
     it would be there), and the judge checks what its batch left all the same."""
     from kt_cli.evaluate.held_cases import open_shared
@@ -507,10 +509,15 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     poison = lambda: _poison_outputs(inputs, outputs)  # noqa: E731
     try:
         if screen:
-            stats, base = timer.screen(watched_launch, method, race_s, poison, verified_launch), None
+            stats = timer.screen(watched_launch, method, race_s, poison, verified_launch, baseline, race_ratio)
+            base = ratio = None
         else:
-            stats, base = timer.measure_interleaved([watched_launch, baseline], method, poison, judged=1,
-                                                    stop=None if race_s is None else lambda s: s[0].ci_low > race_s)
+            if race_ratio is not None:
+                stop = lambda s: s[-1].calls > 0 and s[-1].ci_low > race_ratio  # noqa: E731 - s[-1]: the ratio
+            else:
+                stop = None if race_s is None else lambda s: s[0].ci_low > race_s  # noqa: E731
+            stats, base, ratio = timer.measure_interleaved([watched_launch, baseline], method, poison, judged=1,
+                                                           stop=stop, ratio=True)
     except WorkerFailure:  # a tripwire of the watch: the rejection as it is
         raise
     except Exception as exc:
@@ -524,7 +531,8 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     steps = {"setup": setup, **getattr(timer, "last_steps", {})}
     steps["checks"] = time.perf_counter() - started - sum(steps.values())
     return {"stats": {**stats.to_json(), "device_state": {"before": before, "after": after}},
-            "baseline": base.to_json() if base else None, "timer": timer.name, "steps": steps}
+            "baseline": base.to_json() if base else None, "ratio": ratio.to_json() if ratio and ratio.calls else None,
+            "timer": timer.name, "steps": steps}
 
 
 def _present(vendor, target, index: int | None = None):

@@ -114,14 +114,19 @@ def summarize(samples: list[float], method: str, precise: bool = True, raced_out
 
 def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method: str, rel_ci: float = 0.01,
                        max_seconds: float = 2.0, min_samples: int = MIN_SAMPLES, max_samples: int = 2000,
-                       stop: Callable[[list[Stats]], bool] | None = None, judged: int | None = None) -> list[Stats]:
+                       stop: Callable[[list[Stats]], bool] | None = None, judged: int | None = None,
+                       ratio: bool = False) -> list[Stats]:
     """Draw batches of timings of one or more interleaved series (sample_batch(n) returns n more
     samples of each) until the median of each of the first `judged` series (all when None) is within
     ±rel_ci at 95% over at least `min_samples`, or a cap is reached, or `stop` says after a batch that
     the series so far settle what they are measured for (racing: then the first batch is
     RACE_FIRST_SAMPLES). The series after `judged` ride along (same moments, same count); each
     series' `precise` says whether its own interval is tight. Batches double what is in until
-    `min_samples`, then grow by what the widest judged interval says is still missing (next_batch)."""
+    `min_samples`, then grow by what the widest judged interval says is still missing (next_batch).
+    With `ratio`, one more Stats comes last (and `stop` sees it): that of the first series over the
+    second, pair by pair (pairs_ratio), and the sampling also ends once its interval is tight: a
+    candidate timed beside its baseline is known relative to it as soon as that is, while the clock
+    moves both (docs/timing.md, "Ranking by the ratio to the baseline")."""
     series: list[list[float]] = []
     start = time.perf_counter()
     batch = min(RACE_FIRST_SAMPLES, min_samples) if stop is not None else min_samples
@@ -129,14 +134,28 @@ def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method:
         for i, new in enumerate(sample_batch(batch)):
             series.extend([] for _ in range(i + 1 - len(series)))
             series[i].extend(new)
-        stats = [summarize(s, method) for s in series]
+        kept = series + ([pairs_ratio(series[0], series[1])] if ratio else [])
+        stats = [summarize(s, method) if s else NO_STATS for s in kept]
         n, widest = len(series[0]), max(s.rel_ci for s in stats[:judged])
+        if ratio and stats[-1].calls:
+            widest = min(widest, stats[-1].rel_ci)
         tight = n >= min_samples and widest <= rel_ci
         if not tight and stop is not None and stop(stats):
-            return [summarize(s, method, precise=False, raced_out=True) for s in series]
+            return [summarize(s, method, precise=False, raced_out=True) if s else NO_STATS for s in kept]
         if tight or time.perf_counter() - start >= max_seconds or n >= max_samples:
-            return [summarize(s, method, precise=tight and st.rel_ci <= rel_ci) for s, st in zip(series, stats)]
+            return [summarize(s, method, precise=tight and st.rel_ci <= rel_ci) if s else NO_STATS
+                    for s, st in zip(kept, stats)]
         batch = min(next_batch(n, widest, rel_ci, min_samples), max_samples - n)
+
+
+def pairs_ratio(first: list[float], second: list[float]) -> list[float]:
+    """first/second for each pair of samples taken side by side (pairs whose second read 0 left out)."""
+    return [a / b for a, b in zip(first, second) if b > 0]
+
+
+# The Stats of a series with no sample (a ratio whose every baseline sample read 0): no call, never
+# below a bound (its users check `calls`)
+NO_STATS = Stats(math.inf, math.inf, math.inf, math.inf, math.inf, 0, "none", precise=False)
 
 
 def next_batch(n: int, widest: float, rel_ci: float, min_samples: int = MIN_SAMPLES) -> int:
@@ -216,11 +235,12 @@ class EventTimer:
     def measure_interleaved(self, fns: list[Callable[[], None]], method: str,
                             before_batch: Callable[[], None] | None = None,
                             stop: Callable[[list[Stats]], bool] | None = None, warm_up_s: float = WARMUP_S,
-                            max_samples: int = 2000, judged: int | None = None) -> list[Stats]:
+                            max_samples: int = 2000, judged: int | None = None, ratio: bool = False) -> list[Stats]:
         """Stats of each of `fns`, timed with one `method`, one sample of each in turn (the order
         alternating), until the medians of the first `judged` (all when None) are tight or the time cap or
         `max_samples` is reached, or `stop` (racing) ends it early. `before_batch` runs (untimed) before
-        every batch."""
+        every batch. With `ratio`, the Stats of the first's samples over the second's, pair by pair,
+        come last, and the sampling also ends once they are tight (sample_until_tight)."""
         started = time.perf_counter()
         flush = self._flush_buffer()
         self._warm_up(*fns, seconds=warm_up_s)
@@ -245,7 +265,7 @@ class EventTimer:
 
         kept_late = self.kept_late
         stats = sample_until_tight(batch, method, self.rel_ci, self.max_seconds, stop=stop, max_samples=max_samples,
-                                   judged=judged)
+                                   judged=judged, ratio=ratio)
         if self.kept_late > kept_late:  # a batch may hold host time: the result says it is not precise
             stats = [replace(s, precise=False) for s in stats]
         # sampling: the samples queued, run and read; retaken: batches taken again (a window opened before
@@ -256,20 +276,29 @@ class EventTimer:
 
     def screen(self, fn: Callable[[], None], method: str, bound_s: float,
                before_batch: Callable[[], None] | None = None,
-               first_call: Callable[[], None] | None = None) -> Stats:
+               first_call: Callable[[], None] | None = None, baseline: Callable[[], None] | None = None,
+               bound_ratio: float | None = None) -> Stats:
         """Racing's cheap first timing, before a candidate is verified: `first_call` where given (the
         same launch, watched more closely than a timed call can be), WARMUP_CALLS calls with no warm-up
-        by time, then one batch of RACE_FIRST_SAMPLES samples of `fn` alone by the problem's `method`.
+        by time, then one batch of RACE_FIRST_SAMPLES samples of `fn` by the problem's `method`.
         `raced_out` when the interval's lower end lies above `bound_s` (the best so far plus the race's
-        margin): such a candidate cannot win, and nothing more of it runs on the device. Otherwise the
-        caller verifies it and times it fully, beside the baseline. The device is kept warm by the
-        candidates timed before it; what a new binary's first calls cost (its load) is in the warm-up."""
+        margin): such a candidate cannot win, and nothing more of it runs on the device. With `baseline`
+        and `bound_ratio`, the samples are pairs with the baseline and it is their ratio's interval that
+        is held against `bound_ratio`: a clock that slowed since the best was timed slows both (and a
+        candidate it would have raced out by its own time alone may still win). Otherwise the caller
+        verifies it and times it fully, beside the baseline. The device is kept warm by the candidates
+        timed before it; what a new binary's first calls cost (its load) is in the warm-up."""
         started = time.perf_counter()
         if first_call is not None:
             first_call()
         first = time.perf_counter() - started
-        (stats,) = self.measure_interleaved([fn], method, before_batch, stop=lambda s: s[0].ci_low > bound_s,
-                                            warm_up_s=0.0, max_samples=RACE_FIRST_SAMPLES)
+        if baseline is not None and bound_ratio is not None:
+            stats, _, _ = self.measure_interleaved(
+                [fn, baseline], method, before_batch, stop=lambda s: s[-1].calls > 0 and s[-1].ci_low > bound_ratio,
+                warm_up_s=0.0, max_samples=RACE_FIRST_SAMPLES, judged=1, ratio=True)
+        else:
+            (stats,) = self.measure_interleaved([fn], method, before_batch, stop=lambda s: s[0].ci_low > bound_s,
+                                                warm_up_s=0.0, max_samples=RACE_FIRST_SAMPLES)
         self.last_steps["warm-up"] += first
         return stats
 

@@ -61,9 +61,11 @@ def timing_flags(stats: dict) -> str:
     """What a user must know before trusting a measured time: the interval missed its target, or the
     device slowed itself down while it was measured."""
     flags = []
-    short = "raced out" if stats.get("raced_out") else "imprecise" if stats.get("precise") is False else ""
-    if short and stats.get("median"):
-        flags.append(f"±{(stats['ci_high'] - stats['ci_low']) / 2 / stats['median']:.1%}, {short}")
+    timed = stats.get("ranked") or stats  # the time it was ranked by: its ratio to its baseline's, else its own
+    median = timed.get("seconds", timed.get("median"))
+    short = "raced out" if stats.get("raced_out") else "imprecise" if timed.get("precise") is False else ""
+    if short and median:
+        flags.append(f"±{(timed['ci_high'] - timed['ci_low']) / 2 / median:.1%}, {short}")
     if stats.get("throttled"):
         flags.append("throttled")
     if stats.get("check_pairing_failed"):  # kt check then compares against the tuning's own ratio
