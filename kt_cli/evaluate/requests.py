@@ -512,12 +512,8 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
             stats = timer.screen(watched_launch, method, race_s, poison, verified_launch, baseline, race_ratio)
             base = ratio = None
         else:
-            if race_ratio is not None:
-                stop = lambda s: s[-1].calls > 0 and s[-1].ci_low > race_ratio  # noqa: E731 - s[-1]: the ratio
-            else:
-                stop = None if race_s is None else lambda s: s[0].ci_low > race_s  # noqa: E731
             stats, base, ratio = timer.measure_interleaved([watched_launch, baseline], method, poison, judged=1,
-                                                           stop=stop, ratio=True)
+                                                           stop=_race_stop(race_s, race_ratio), ratio=True)
     except WorkerFailure:  # a tripwire of the watch: the rejection as it is
         raise
     except Exception as exc:
@@ -533,6 +529,14 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     return {"stats": {**stats.to_json(), "device_state": {"before": before, "after": after}},
             "baseline": base.to_json() if base else None, "ratio": ratio.to_json() if ratio and ratio.calls else None,
             "timer": timer.name, "steps": steps}
+
+
+def _race_stop(race_s: float | None, race_ratio: float | None):
+    """A full timing's racing rule (its Stats: the candidate's, the baseline's, their ratio's): the
+    ratio's interval above `race_ratio` where there is one, else its own above `race_s`; None: no race."""
+    if race_ratio is not None:
+        return lambda s: s[-1].calls > 0 and s[-1].ci_low > race_ratio
+    return None if race_s is None else lambda s: s[0].ci_low > race_s
 
 
 def _present(vendor, target, index: int | None = None):
