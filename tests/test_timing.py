@@ -71,7 +71,7 @@ def test_only_the_judged_series_decides_when_sampling_stops_and_the_baseline_kee
 
 def test_a_candidate_and_its_baseline_slowed_alike_are_known_relative_to_each_other_before_their_medians_settle():
     # a GPU's clock falls 15% ten pairs into a timing, for the candidate and the baseline beside it alike
-    # (as it moved 1.5-7.5% between two timings of the same 4096^3 GEMMs on an H100: results/s26/x4)
+    # (the same 4096^3 GEMMs' own medians moved up to 7.5% between two timings on an H100: results/s26/x4)
     rng = random.Random(7)
     drawn, clock = [], []
 
@@ -335,3 +335,20 @@ def test_a_time_ranked_by_a_tight_ratio_is_not_flagged_imprecise_for_its_own_wid
     assert timing_flags({**own, "ranked": {"seconds": 1.0, "ci_low": 0.995, "ci_high": 1.005, "precise": True}}) == ""
     ranked = {"seconds": 1.0, "ci_low": 0.97, "ci_high": 1.03, "precise": False}
     assert "±3.0%, imprecise" in timing_flags({**own, "ranked": ranked})
+
+
+def test_a_problem_ranks_by_the_ratio_to_its_baseline_unless_that_is_far_noisier_than_its_kernels():
+    from kt_cli.evaluate.race import Race
+
+    race = Race()
+    own = {"median": 2.0, "ci_low": 1.98, "ci_high": 2.02}
+    steady = {**own, "baseline": {"median": 1.5}, "ratio": {"median": 1.3, "ci_low": 1.29, "ci_high": 1.31}}
+    assert race.interval("gemm", steady) == pytest.approx((1.95, 1.935, 1.965))  # x the first baseline, 1.5
+    later = {**own, "baseline": {"median": 1.8}, "ratio": {"median": 1.0, "ci_low": 0.99, "ci_high": 1.01}}
+    assert race.interval("gemm", later) == pytest.approx((1.5, 1.485, 1.515))  # the reference stays 1.5
+    noisy = {**own, "baseline": {"median": 0.01}, "ratio": {"median": 200.0, "ci_low": 160.0, "ci_high": 480.0}}
+    assert race.interval("tiny baseline", noisy) == (2.0, 1.98, 2.02)  # its own time, from then on
+    assert race.interval("tiny baseline", {**noisy, "ratio": later["ratio"]}) == (2.0, 1.98, 2.02)
+    assert race.bound("tiny baseline", 0.03) is None  # nothing timed yet as the best
+    race.timed("tiny baseline", 2.02)
+    assert race.bound("tiny baseline", 0.03).ratio is None  # screens and timings race on their own time

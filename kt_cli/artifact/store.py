@@ -49,11 +49,12 @@ def collect(studies, shortlist: int = 1) -> list[dict]:
 
 def fastest(ok: list):
     """The best of `ok` (TrialResults), or None: by the ratio to the baseline timed beside it where every
-    fully timed result has one (processes sharing a study each turn ratios into seconds at a reference of
-    their own, taken at another moment: kt_cli.evaluate.race), else by value (results stored before kt
-    kept the ratio). A candidate raced out cannot be the best either way."""
+    fully timed result was ranked by it (processes sharing a study each turn ratios into seconds at a
+    reference of their own, taken at another moment: kt_cli.evaluate.race), else by value (results
+    stored before kt kept the ratio, problems ranked by their own medians). A candidate raced out cannot
+    be the best either way."""
     timed = [r for r in ok if not r.stats.get("raced_out")]
-    if timed and all(r.stats.get("ratio") for r in timed):
+    if timed and all(r.stats.get("ranked") for r in timed):
         return min(timed, key=lambda r: r.stats["ratio"]["median"])
     return min(ok, key=lambda r: r.value) if ok else None
 

@@ -405,8 +405,9 @@ class Evaluator:
             # (kt_cli.evaluate.race); its own samples' figures stay as they were (median, interval)
             stats["ratio"] = out["ratio"]
             value, low, high = self.race.interval(key, stats)
-            stats["ranked"] = {"seconds": value, "ci_low": low, "ci_high": high,
-                               "reference_s": self.race.references[key], "precise": out["ratio"]["precise"]}
+            if self.race.references[key] is not None:
+                stats["ranked"] = {"seconds": value, "ci_low": low, "ci_high": high,
+                                   "reference_s": self.race.references[key], "precise": out["ratio"]["precise"]}
         return {"value": value, "resources": compiled["resources"],
                 "stats": {**stats, "timer": out["timer"], "speedup": speedup,
                           "device": plan.device.name,  # what observe() matches in other processes

@@ -18,6 +18,18 @@ import threading
 from dataclasses import dataclass
 
 
+# A problem ranks by the ratio unless its first ratio's interval was wider than this many times its own
+# time's, and wider than the floor (an H100's GEMMs: ±0.1-1% both; the fake CPU device: own ±3%, ratio ±90%)
+RATIO_NOISE_FACTOR = 2.0
+RATIO_NOISE_FLOOR = 0.01
+
+
+def _half_width(stats: dict) -> float:
+    """The relative half-width of a Stats dict's interval (inf without a positive median)."""
+    median = stats.get("median") or 0.0
+    return (stats["ci_high"] - stats["ci_low"]) / 2 / median if median > 0 else math.inf
+
+
 @dataclass(frozen=True)
 class Bound:
     """What a candidate races against: `seconds` for a screen's samples (the candidate alone), `ratio`
@@ -44,21 +56,27 @@ class Race:
         reference = self.references.get(key)
         return Bound(seconds, seconds / reference if reference else None)
 
-    def reference(self, key, baseline_s: float) -> float:
-        """Problem `key`'s reference: the first baseline median it is given, kept."""
-        with self._lock:
-            return self.references.setdefault(key, baseline_s)
-
     def interval(self, key, stats: dict) -> tuple[float, float, float]:
         """(median, low, high) of a fully timed candidate's time, in seconds: its ratio to its baseline
-        times the problem's reference where it has both (the first such sets the reference), else its
-        own samples' (results kt stored before it kept the ratio)."""
+        times the problem's reference where the problem ranks by the ratio, else its own samples'. The
+        first candidate with both decides (`references[key]`: its baseline's median, or None): a
+        problem ranks by its candidates' own medians where that candidate's ratio was far noisier than
+        its own time (a baseline much shorter or noisier than the kernels: a 20 µs torch op beside
+        interpreter-run kernels of milliseconds on the fake CPU device); results stored before kt kept
+        the ratio have only their own."""
         ratio, baseline = stats.get("ratio") or {}, stats.get("baseline") or {}
-        if ratio and baseline and all(math.isfinite(ratio.get(k, math.inf)) for k in ("median", "ci_low", "ci_high")):
-            reference = self.reference(key, baseline["median"])
-            return ratio["median"] * reference, ratio["ci_low"] * reference, ratio["ci_high"] * reference
         high = stats["ci_high"]
-        return stats.get("median", high), stats.get("ci_low", high), high
+        own = stats.get("median", high), stats.get("ci_low", high), high
+        if not (ratio and baseline and all(math.isfinite(ratio.get(k, math.inf)) for k in ("median", "ci_low", "ci_high"))):
+            return own
+        with self._lock:
+            if key not in self.references:
+                steady = _half_width(ratio) <= max(RATIO_NOISE_FACTOR * _half_width(stats), RATIO_NOISE_FLOOR)
+                self.references[key] = baseline["median"] if steady else None
+            reference = self.references[key]
+        if reference is None:
+            return own
+        return ratio["median"] * reference, ratio["ci_low"] * reference, ratio["ci_high"] * reference
 
     def timed(self, key, ci_high: float) -> bool:
         """A candidate of `key` was timed fully up to `ci_high`: whether it is the new best."""
