@@ -82,7 +82,7 @@ def test_a_candidate_and_its_baseline_slowed_alike_are_known_relative_to_each_ot
         return [[2.0 * f * (1 + 0.002 * rng.random()) for f in factors],
                 [1.0 * f * (1 + 0.002 * rng.random()) for f in factors]]
 
-    own, baseline, ratio = sample_until_tight(batch, "events", judged=1, ratio=True)
+    own, baseline, ratio = sample_until_tight(batch, "events", judged=1, ratio="decides")
     assert sum(drawn) == 20 and ratio.calls == own.calls == baseline.calls == 20
     assert ratio.precise and not own.precise and ratio.median == pytest.approx(2.0, rel=0.005)
     drawn.clear()
@@ -349,6 +349,8 @@ def test_a_problem_ranks_by_the_ratio_to_its_baseline_unless_that_is_far_noisier
     noisy = {**own, "baseline": {"median": 0.01}, "ratio": {"median": 200.0, "ci_low": 160.0, "ci_high": 480.0}}
     assert race.interval("tiny baseline", noisy) == (2.0, 1.98, 2.02)  # its own time, from then on
     assert race.interval("tiny baseline", {**noisy, "ratio": later["ratio"]}) == (2.0, 1.98, 2.02)
-    assert race.bound("tiny baseline", 0.03) is None  # nothing timed yet as the best
+    assert race.bound("tiny baseline", 0.03).seconds is None  # nothing timed yet as the best: no race
     race.timed("tiny baseline", 2.02)
     assert race.bound("tiny baseline", 0.03).ratio is None  # screens and timings race on their own time
+    assert race.bound("tiny baseline", 0.03).ranking == "own" and race.bound("gemm", 0.03).ranking == "ratio"
+    assert race.bound("not timed yet", 0.03).ranking == "either"  # the first full timing ends on either

@@ -372,7 +372,7 @@ class Evaluator:
         # first candidates (no bound yet) are compiled with them and timed fully: racing them against
         # each other's screens instead (the eleventh session) timed more of them fully and cut four
         # workers' rate by a fifth on a 4x H100 host (docs/performance.md, thirteenth session).
-        screened = self.race.bound(key, RACE_MARGIN) is not None
+        screened = self.race.bound(key, RACE_MARGIN).seconds is not None
         compiled = self.compile(candidate, plan.spec, clock, () if screened else tuple(shapes[1:]))
         prunes, estimate = self._prunes(plan.spec), compiled.get("estimate", {})
         # Read once the device is this candidate's, after the candidates timed before it (those that took
@@ -382,7 +382,7 @@ class Evaluator:
         # verified; only one that can still win gets the full protocol (IsolatedVerifier.verify_and_time),
         # and its sampling stops as soon as it cannot.
 
-        def race() -> Bound | None:
+        def race() -> Bound:
             pruned = self._predicted_far_slower(key, estimate) if prunes else ""
             if pruned:
                 raise WorkerFailure("pruned", pruned)

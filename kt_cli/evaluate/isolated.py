@@ -128,7 +128,7 @@ class IsolatedVerifier:
         out = worker.call("time_held", {"source": source, "candidate": candidate, "target": self.target,
                                         "shared": held["shared"], "outputs": held["outputs"][0],
                                         "race_s": race and race.seconds, "race_ratio": race and race.ratio,
-                                        "screen": screen,
+                                        "ranking": race.ranking if race else "either", "screen": screen,
                                         "watched_names": self.watched_names if screen else ()},
                           self.timeout, restart_on=RESTART_ON)
         steps = out.pop("steps", {})
@@ -160,7 +160,7 @@ class IsolatedVerifier:
         self._take_device(clock)
         try:
             bound = race()
-            if bound is not None:
+            if bound is not None and bound.seconds is not None:
                 with clock.phase("screen"):
                     screened = self.time(worker, source, candidate, shapes, seed, recipe_tolerance, bound, clock,
                                          screen=True)

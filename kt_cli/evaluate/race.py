@@ -18,10 +18,11 @@ import threading
 from dataclasses import dataclass
 
 
-# A problem ranks by the ratio unless its first ratio's interval was wider than this many times its own
-# time's, and wider than the floor (an H100's GEMMs: ±0.1-1% both; the fake CPU device: own ±3%, ratio ±90%)
-RATIO_NOISE_FACTOR = 2.0
-RATIO_NOISE_FLOOR = 0.01
+# A problem ranks by the ratio unless its first ratio's interval was wider than this (±): a ratio that
+# noisy cannot tell candidates apart at the race's margin (an H100's GEMMs: ±0.04-5.9% at their first 20
+# pairs, results/s26; the fake CPU device, a 20 µs torch op beside interpreter-run kernels of
+# milliseconds: ±40-90%)
+RATIO_TOO_NOISY = 0.2
 
 
 def _half_width(stats: dict) -> float:
@@ -32,11 +33,14 @@ def _half_width(stats: dict) -> float:
 
 @dataclass(frozen=True)
 class Bound:
-    """What a candidate races against: `seconds` for a screen's samples (the candidate alone), `ratio`
-    for a full timing's ratio to its baseline (None where the problem has no reference yet)."""
+    """What a candidate is timed against and by: `seconds` for a screen's samples of the candidate alone
+    (None: no best yet, no race), `ratio` for its ratio to the baseline (None where the problem does not
+    rank by it), and what ends a full timing (`ranking`: "ratio" or "own", whichever the problem ranks
+    by, or "either" while that is not decided)."""
 
-    seconds: float
+    seconds: float | None = None
     ratio: float | None = None
+    ranking: str = "either"
 
 
 class Race:
@@ -47,22 +51,22 @@ class Race:
         self.references: dict = {}  # problem key -> the baseline's median that turns ratios into seconds
         self._lock = threading.Lock()
 
-    def bound(self, key, margin: float | None) -> Bound | None:
+    def bound(self, key, margin: float | None) -> Bound:
         """What a candidate of problem `key` races against: the best fully timed interval's upper end
-        plus `margin`; None while there is none (or `margin` is None: no racing)."""
-        if margin is None or key not in self.fastest:
-            return None
-        seconds = self.fastest[key] * (1 + margin)
+        plus `margin` (no race while there is none, or `margin` is None), and how it is timed."""
         reference = self.references.get(key)
-        return Bound(seconds, seconds / reference if reference else None)
+        ranking = "either" if key not in self.references else "ratio" if reference else "own"
+        if margin is None or key not in self.fastest:
+            return Bound(ranking=ranking)
+        seconds = self.fastest[key] * (1 + margin)
+        return Bound(seconds, seconds / reference if reference else None, ranking)
 
     def interval(self, key, stats: dict) -> tuple[float, float, float]:
         """(median, low, high) of a fully timed candidate's time, in seconds: its ratio to its baseline
         times the problem's reference where the problem ranks by the ratio, else its own samples'. The
         first candidate with both decides (`references[key]`: its baseline's median, or None): a
-        problem ranks by its candidates' own medians where that candidate's ratio was far noisier than
-        its own time (a baseline much shorter or noisier than the kernels: a 20 µs torch op beside
-        interpreter-run kernels of milliseconds on the fake CPU device); results stored before kt kept
+        problem ranks by its candidates' own medians where that candidate's ratio was too noisy to rank
+        by (RATIO_TOO_NOISY: a baseline much shorter than the kernels); results stored before kt kept
         the ratio have only their own."""
         ratio, baseline = stats.get("ratio") or {}, stats.get("baseline") or {}
         high = stats["ci_high"]
@@ -71,8 +75,7 @@ class Race:
             return own
         with self._lock:
             if key not in self.references:
-                steady = _half_width(ratio) <= max(RATIO_NOISE_FACTOR * _half_width(stats), RATIO_NOISE_FLOOR)
-                self.references[key] = baseline["median"] if steady else None
+                self.references[key] = baseline["median"] if _half_width(ratio) <= RATIO_TOO_NOISY else None
             reference = self.references[key]
         if reference is None:
             return own

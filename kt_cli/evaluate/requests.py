@@ -470,20 +470,18 @@ def _candidate_device(target) -> "_Device | None":
 
 
 def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: float | None = None,
-              screen: bool = False, watched_names: tuple = (), race_ratio: float | None = None) -> dict:
+              screen: bool = False, watched_names: tuple = (), race_ratio: float | None = None,
+              ranking: str = "either") -> dict:
     """Measured mode, after the judge accepted the candidate: time it interleaved with the baseline op
     on the first run's held tensors, by the one method chosen for this problem, re-poisoning the
-    outputs before every batch, until the candidate's interval, or that of its ratio to the baseline
-    pair by pair (what it is ranked by: kt_cli.evaluate.race), is tight; the baseline's own precision is
-    as it came (the winner's ratio is measured again by kt check's protocol when the run ends); the
-    judge then checks what the last batch left. Racing: sampling stops after any batch whose interval
-    puts the candidate's ratio above `race_ratio` (where the problem has a reference), else its own
-    median above `race_s`.
-    With `screen` (and `race_s`), before verification: racing's cheap first timing of the candidate
-    (EventTimer.screen: in pairs with the baseline, held against `race_ratio`, where the problem has a
-    reference; else alone, against `race_s`); its first call is watched as verification watches a
-    launch (`watched_names` tripwired: a launch that behaves otherwise on its first call is caught as
-    it would be there), and the judge checks what its batch left all the same."""
+    outputs before every batch, until the interval of what it is ranked by (`ranking`: its ratio to the
+    baseline pair by pair, its own median, or either while the problem has not decided:
+    kt_cli.evaluate.race) is tight; the judge then checks what the last batch left. Racing: sampling
+    stops after any batch whose interval puts the candidate's ratio above `race_ratio` (where the
+    problem ranks by it), else its own median above `race_s`.
+    With `screen` (and `race_s`), before verification: racing's cheap first timing (EventTimer.screen,
+    held against `race_ratio` where set, else `race_s`); its first call is watched as verification
+    watches a launch (`watched_names` tripwired), and the judge checks what its batch left all the same."""
     from kt_cli.evaluate.held_cases import open_shared
     from kt_cli.evaluate.verify import launch_watched
 
@@ -513,7 +511,8 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
             base = ratio = None
         else:
             stats, base, ratio = timer.measure_interleaved([watched_launch, baseline], method, poison, judged=1,
-                                                           stop=_race_stop(race_s, race_ratio), ratio=True)
+                                                           stop=_race_stop(race_s, race_ratio),
+                                                           ratio=RATIO_DECIDES[ranking])
     except WorkerFailure:  # a tripwire of the watch: the rejection as it is
         raise
     except Exception as exc:
@@ -529,6 +528,10 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     return {"stats": {**stats.to_json(), "device_state": {"before": before, "after": after}},
             "baseline": base.to_json() if base else None, "ratio": ratio.to_json() if ratio and ratio.calls else None,
             "timer": timer.name, "steps": steps}
+
+
+# What ends a full timing, by what its problem ranks by (kt_cli.evaluate.timing.sample_until_tight's `ratio`)
+RATIO_DECIDES = {"ratio": "decides", "own": "along", "either": "either"}
 
 
 def _race_stop(race_s: float | None, race_ratio: float | None):
