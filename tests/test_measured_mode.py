@@ -302,6 +302,28 @@ def test_a_best_measured_by_another_process_on_the_same_device_model_races_this_
     assert second.ok and second.stats["raced_out"]  # the same model's best does
 
 
+def test_the_best_of_a_study_several_processes_timed_is_the_lowest_ratio_to_the_baseline():
+    # each process turns ratios into seconds at a reference of its own, measured at another moment (a
+    # resumed run, a `--workers` worker on another GPU): their values do not compare, their ratios do
+    from kt_cli.artifact.store import fastest
+    from kt_cli.types import TrialResult
+
+    def timed(params, ratio, reference, **extra):
+        ranked = {"seconds": ratio * reference, "ci_low": 0.99 * ratio * reference,
+                  "ci_high": 1.01 * ratio * reference, "reference_s": reference, "precise": True}
+        stats = {"median": ratio * reference, "ratio": {"median": ratio}, "ranked": ranked, **extra}
+        return TrialResult("ok", params, "fake:cpu", {"N": 1}, "measured", value=ratio * reference, stats=stats)
+
+    here = timed({"B": 1}, 1.00, 100e-6)  # 100 µs at this process's reference
+    there = timed({"B": 2}, 0.95, 120e-6)  # 114 µs at the other's, taken while its clock ran slower
+    raced = TrialResult("ok", {"B": 3}, "fake:cpu", {"N": 1}, "measured", value=50e-6,
+                        stats={"median": 50e-6, "raced_out": True})
+    assert fastest([here, there, raced]) is there
+    unranked = TrialResult("ok", {"B": 4}, "fake:cpu", {"N": 1}, "measured", value=105e-6, stats={"median": 105e-6})
+    assert fastest([here, there, unranked]) is here  # a result stored before kt kept the ratio: by value
+    assert fastest([]) is None
+
+
 def test_a_resumed_run_races_its_candidates_against_the_best_of_the_runs_before(fake_device, write, tmp_path):
     """The best another process measured (a run before this one, or another `kt tune --workers` worker)
     bounds this process's race as its own would, read from the study itself. Until 2026-11-26 it was
