@@ -88,6 +88,45 @@ def test_finalize_times_the_shortlist_and_never_picks_a_wrong_config(static_arti
     assert again.exit_code == 0 and "nothing to finalize" in again.output
 
 
+def test_finalize_ranks_the_shortlist_by_the_ratio_to_the_baseline_timed_beside_each(tmp_path, fake_device,
+                                                                                    monkeypatch):
+    # as measured tuning does (tests/test_measured_mode.py): a config four times as fast, timed while the
+    # device's clock runs forty times slower, is still the one finalize keeps
+    from kt_cli.artifact import finalize
+    from kt_cli.evaluate import race
+    from tests.kernels_measured import REPEATS_BESIDE_ITSELF
+
+    (tmp_path / "kernel.py").write_text(REPEATS_BESIDE_ITSELF)
+    recipe = tmp_path / "recipe.toml"
+    recipe.write_text(dsl_recipe_text("BLOCK = [1024]\nREPEAT = [1, 4]", "shortlist = 2", trials=2)
+                      .replace("nvidia:sm_90", "fake:cpu"))
+    made = kt_process("tune", recipe, "--out", tmp_path / "out", cwd=tmp_path, timeout=600,
+                      env={"KT_PLUGINS": "tests.fake_vendor", "KT_FAKE_DEVICES": "0"})
+    assert made.returncode == 0, made.stderr
+    (tmp_path / "copy").mkdir()
+    path = _copy(tmp_path / "out" / "recipe.kt", tmp_path / "copy",
+                 [({"BLOCK": 1024, "REPEAT": 4}, 1e-6), ({"BLOCK": 1024, "REPEAT": 1}, 2e-6)])
+    clock = tmp_path / "clock"
+    monkeypatch.setenv("KT_FAKE_CLOCK_FILE", str(clock))
+    monkeypatch.setattr(race, "RATIO_TOO_NOISY", 1.0)  # a shared CPU's first ratio may read wider than a GPU's
+    timed = []
+    time_config = finalize._time_config
+
+    def clocked(*args, **kwargs):  # the second config timed at a clock forty times slower
+        clock.write_text("1" if not timed else "40")
+        timed.append(args[3]["params"])
+        return time_config(*args, **kwargs)
+
+    monkeypatch.setattr(finalize, "_time_config", clocked)
+    result = kt("finalize", path)
+    assert result.exit_code == 0, result.output
+    entry = _manifest(path)["results"][0]
+    own = {t["params"]["REPEAT"]: t for t in entry["shortlist"]}
+    assert [p["REPEAT"] for p in timed] == [4, 1] and entry["params"]["REPEAT"] == 1
+    assert entry["stats"]["median"] > own[4]["measured_seconds"]  # by its own samples it ran slower
+    assert entry["seconds"] == entry["stats"]["ranked"]["seconds"] < own[4]["measured_seconds"]
+
+
 def test_a_failed_finalize_leaves_the_artifact_unchanged(static_artifact, tmp_path, fake_device):
     path = _copy(static_artifact, tmp_path, [(WRONG, 1e-9)])
     before = (path / "manifest.json").read_bytes()

@@ -78,10 +78,12 @@ def time_shortlist(manifest: dict, entry: dict, device: Device, workers: tuple, 
     """`entry` as measured on `device`: every shortlisted config verified and timed (on the problem and
     the first small verification shape, as measured tuning does), the fastest verified one its config.
     Each shortlisted config keeps its measured median, or why it failed. JobFailed when none passed."""
+    from kt_cli.evaluate.race import Race
+
     source = store.kernel_source(manifest)
-    tried, timed = [], {}
+    tried, timed, race = [], {}, Race()  # ranked as measured tuning ranks (kt_cli.evaluate.race)
     for point in entry["shortlist"]:
-        row, measured = _time_config(source, manifest["dtype"], entry, point, device, workers)
+        row, measured = _time_config(source, manifest["dtype"], entry, point, device, workers, race)
         tried.append(row)
         if measured is not None:
             timed[len(tried) - 1] = measured
@@ -95,8 +97,10 @@ def time_shortlist(manifest: dict, entry: dict, device: Device, workers: tuple, 
     return measured_entry(entry, device, tried, tried[best]["params"], *timed[best])
 
 
-def _time_config(source, dtype: str, entry: dict, point: dict, device: Device, workers: tuple) -> tuple:
-    """(what became of one shortlisted config, (verification, timing) or None when it failed)."""
+def _time_config(source, dtype: str, entry: dict, point: dict, device: Device, workers: tuple, race) -> tuple:
+    """(what became of one shortlisted config, (verification, timing) or None when it failed). Its
+    `measured_seconds` is its time as `race` ranks the entry's configs: by the ratio to the baseline timed
+    beside each, at the first one's reference, where that is not too noisy (kt_cli.evaluate.race)."""
     from kt_cli.evaluate.evaluator import above_peak
     from kt_cli.evaluate.failure import WorkerFailure
     from kt_cli.evaluate.phases import PhaseClock
@@ -108,12 +112,17 @@ def _time_config(source, dtype: str, entry: dict, point: dict, device: Device, w
     candidate = Candidate(source.path, point["params"], entry["target"], entry["shape"], dtype, "measured",
                           tuple(small), device.index)
     row = {"params": point["params"], "estimated_seconds": point["seconds"]}
+    key = (entry["target"], entry["shape_key"])
     try:
         checked, out = judge.verify_and_time(worker, source, candidate, [entry["shape"], *small], SEED,
-                                             PhaseClock(), verification.get("tolerance"))
+                                             PhaseClock(), verification.get("tolerance"), lambda: race.bound(key, None))
     except WorkerFailure as exc:
         return {**row, "failure": exc.kind, "message": exc.message[:500]}, None
-    median = out["stats"]["median"]
+    if not out["stats"]["median"] > 0:
+        return {**row, "failure": "wrong", "message": "timed at zero: a measurement error"}, None
+    if out.get("baseline") and out.get("ratio"):  # ranked as measured tuning ranks (kt_cli.evaluate.race)
+        out = {**out, "stats": race.ranked(key, {**out["stats"], "baseline": out["baseline"], "ratio": out["ratio"]})}
+    median = out["stats"].get("ranked", {}).get("seconds", out["stats"]["median"])
     if not median > 0:
         return {**row, "failure": "wrong", "message": "timed at zero: a measurement error"}, None
     # the same rule as measured tuning: past 100% of the target's peak is a measurement error or skipped work
@@ -129,7 +138,8 @@ def measured_entry(entry: dict, device: Device, tried: list, params: dict, verif
     """The manifest entry of a finalized result: measured on `device` with `params`."""
     from kt_cli.evaluate.evaluator import throttled
 
-    stats, median = out["stats"], out["stats"]["median"]
+    stats = out["stats"]
+    median = stats.get("ranked", {}).get("seconds", stats["median"])
     # the rates of the estimate, at the measured time (the same FLOPs and bytes, the target's peaks)
     scale = entry["seconds"] / median if entry.get("seconds") else 0.0
     rates = {k: v * scale for k, v in (entry.get("stats") or {}).items()
@@ -138,7 +148,7 @@ def measured_entry(entry: dict, device: Device, tried: list, params: dict, verif
             "device": {"name": device.name, "index": device.index, **device.info},
             "peaks": plugins.vendor(device.vendor).device_peaks(device) or entry.get("peaks"),
             "stats": {**stats, **rates, "baseline": out["baseline"], "timer": out["timer"],
-                      "speedup": out["baseline"]["median"] / median,
+                      "speedup": out["baseline"]["median"] / stats["median"],
                       "throttled": throttled(stats.get("device_state", {}))},
             "verification": verification, "shortlist": tried,
             "finalized": {"estimated_params": entry["params"], "estimated_seconds": entry.get("seconds")}}

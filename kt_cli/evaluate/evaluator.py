@@ -399,15 +399,11 @@ class Evaluator:
         stats, base = out["stats"], out["baseline"]  # no baseline for a candidate raced out at its screen
         speedup = base["median"] / stats["median"] if base and stats["median"] > 0 else None
         stats = {**stats, **({"baseline": base} if base else {})}
-        value = stats["median"]
         if out.get("ratio") and base and not stats["raced_out"]:
             # ranked by its ratio to the baseline timed beside it, in seconds at the problem's reference
             # (kt_cli.evaluate.race); its own samples' figures stay as they were (median, interval)
-            stats["ratio"] = out["ratio"]
-            value, low, high = self.race.interval(key, stats)
-            if self.race.references[key] is not None:
-                stats["ranked"] = {"seconds": value, "ci_low": low, "ci_high": high,
-                                   "reference_s": self.race.references[key], "precise": out["ratio"]["precise"]}
+            stats = self.race.ranked(key, {**stats, "ratio": out["ratio"]})
+        value = stats.get("ranked", {}).get("seconds", stats["median"])
         return {"value": value, "resources": compiled["resources"],
                 "stats": {**stats, "timer": out["timer"], "speedup": speedup,
                           "device": plan.device.name,  # what observe() matches in other processes

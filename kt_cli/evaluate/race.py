@@ -81,6 +81,16 @@ class Race:
             return own
         return ratio["median"] * reference, ratio["ci_low"] * reference, ratio["ci_high"] * reference
 
+    def ranked(self, key, stats: dict) -> dict:
+        """A full timing's `stats` (with its `baseline` and `ratio`), with `ranked` where problem `key`
+        ranks by the ratio: the seconds, interval and reference that are its value (`interval`)."""
+        seconds, low, high = self.interval(key, stats)
+        reference = self.references.get(key)
+        if reference is None:
+            return stats
+        return {**stats, "ranked": {"seconds": seconds, "ci_low": low, "ci_high": high, "reference_s": reference,
+                                    "precise": stats["ratio"]["precise"]}}
+
     def timed(self, key, ci_high: float) -> bool:
         """A candidate of `key` was timed fully up to `ci_high`: whether it is the new best."""
         with self._lock:
