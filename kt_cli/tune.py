@@ -162,9 +162,9 @@ def pair_with_reference(results: list[dict], source, recipe: Recipe, evaluator=N
     keep that ratio (stats.check_speedup): check then compares like with like. The tuning figures
     (flushed, CI-driven medians) stay as they are. With the tuning's `evaluator`, its device worker
     and judge do it (they are up and hold the problem's module); else fresh ones start."""
-    from kt_cli.reports.check import block_ratios, paired_ratios, time_interleaved
+    from kt_cli.reports.check import block_ratios, time_interleaved
     from kt_cli.evaluate.isolated import device_workers
-    from kt_cli.evaluate.timing import quantile
+    from kt_cli.evaluate.timing import paired_ratios, quantile
 
     measured = [r for r in results if r["mode"] == "measured" and r["best"] is not None]
     if not measured:

@@ -124,7 +124,7 @@ def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method:
     series' `precise` says whether its own interval is tight. Batches double what is in until
     `min_samples`, then grow by what the widest judged interval says is still missing (next_batch).
     With `ratio`, one more Stats comes last (and `stop` sees it): that of the first series over the
-    second, pair by pair (pairs_ratio). `ratio` says what its interval decides: "along", nothing (the
+    second, pair by pair (paired_ratios). `ratio` says what its interval decides: "along", nothing (the
     judged series do); "decides", it alone (the series ride along): a candidate ranked by its ratio to
     its baseline is known as soon as that is, while the clock moves both (docs/timing.md, "Ranking by
     the ratio to the baseline"); "either", it or the judged series, whichever is tight first."""
@@ -135,7 +135,7 @@ def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method:
         for i, new in enumerate(sample_batch(batch)):
             series.extend([] for _ in range(i + 1 - len(series)))
             series[i].extend(new)
-        kept = series + ([pairs_ratio(series[0], series[1])] if ratio else [])
+        kept = series + ([paired_ratios(series[0], series[1])] if ratio else [])
         stats = [summarize(s, method) if s else NO_STATS for s in kept]
         n, widest = len(series[0]), max(s.rel_ci for s in stats[:judged])
         if ratio == "decides":
@@ -151,9 +151,10 @@ def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method:
         batch = min(next_batch(n, widest, rel_ci, min_samples), max_samples - n)
 
 
-def pairs_ratio(first: list[float], second: list[float]) -> list[float]:
-    """first/second for each pair of samples taken side by side (pairs whose second read 0 left out)."""
-    return [a / b for a, b in zip(first, second) if b > 0]
+def paired_ratios(kernel: list[float], reference: list[float]) -> list[float]:
+    """kernel/reference for each pair timed side by side (pairs whose reference read 0 left out): what a
+    full timing ranks by, and what kt check compares."""
+    return [k / r for k, r in zip(kernel, reference) if r > 0]
 
 
 # The Stats of a series with no sample (a ratio whose every baseline sample read 0): no call, never

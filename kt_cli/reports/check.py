@@ -14,7 +14,7 @@ from pathlib import Path
 
 from kt_cli.artifact import store as artifact
 from kt_cli.errors import BadInput, EnvironmentProblem
-from kt_cli.evaluate.timing import quantile
+from kt_cli.evaluate.timing import paired_ratios, quantile
 
 BLOCKS = 5  # blocks of interleaved pairs per config, each on freshly made inputs
 ROUNDS = 40  # interleaved (kernel, reference) pairs per block
@@ -120,11 +120,6 @@ class Outcome:
 
 def entry_key(entry: dict) -> str:
     return f"{entry['target']}|{entry['shape_key']}"
-
-
-def paired_ratios(kernel: list[float], reference: list[float]) -> list[float]:
-    """kernel/reference for each pair timed back to back (pairs with no reference time dropped)."""
-    return [k / r for k, r in zip(kernel, reference) if r > 0]
 
 
 def time_interleaved(workers: tuple, source, target_name: str, device_index: int, shape: dict, params: dict,
