@@ -91,11 +91,11 @@ class Timer(Protocol):
 
     def measure_interleaved(self, fns: list[Callable[[], None]], method: str,
                             before_batch: Callable[[], None] | None = None,
-                            stop: Callable[[list["Stats"]], bool] | None = None, ratio: str = "") -> list["Stats"]:
+                            stop: Callable[[list["Stats"]], bool] | None = None, ranked_by: str = "") -> list["Stats"]:
         """Stats of each of `fns` (a candidate and its baseline) sampled in turn by one method, until
-        tight, capped, or `stop` (racing) says the samples settle it. With `ratio` ("along", "decides",
-        "either": what its tightness decides), the Stats of the first's samples over the second's, pair
-        by pair, come last."""
+        tight, capped, or `stop` (racing) says the samples settle it. With `ranked_by` ("own", "ratio",
+        "either": whose tightness ends it), the Stats of the first's samples over the second's, pair by
+        pair, come last."""
 
     def screen(self, fn: Callable[[], None], method: str, bound_s: float,
                before_batch: Callable[[], None] | None = None, first_call: Callable[[], None] | None = None,

@@ -82,7 +82,7 @@ def test_a_candidate_and_its_baseline_slowed_alike_are_known_relative_to_each_ot
         return [[2.0 * f * (1 + 0.002 * rng.random()) for f in factors],
                 [1.0 * f * (1 + 0.002 * rng.random()) for f in factors]]
 
-    own, baseline, ratio = sample_until_tight(batch, "events", judged=1, ratio="decides")
+    own, baseline, ratio = sample_until_tight(batch, "events", judged=1, ranked_by="ratio")
     assert sum(drawn) == 20 and ratio.calls == own.calls == baseline.calls == 20
     assert ratio.precise and not own.precise and ratio.median == pytest.approx(2.0, rel=0.005)
     drawn.clear()

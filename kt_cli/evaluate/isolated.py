@@ -127,8 +127,7 @@ class IsolatedVerifier:
         started = time.perf_counter()
         out = worker.call("time_held", {"source": source, "candidate": candidate, "target": self.target,
                                         "shared": held["shared"], "outputs": held["outputs"][0],
-                                        "race_s": race and race.seconds, "race_ratio": race and race.ratio,
-                                        "ranking": race.ranking if race else "either", "screen": screen,
+                                        "race": race, "screen": screen,
                                         "watched_names": self.watched_names if screen else ()},
                           self.timeout, restart_on=RESTART_ON)
         steps = out.pop("steps", {})

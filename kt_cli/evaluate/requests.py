@@ -14,6 +14,7 @@ from kt_cli.types import Resources, shape_key
 from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.evaluate.early_exits import spill_breach
 from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch, check_pristine, every_watched_name
+from kt_cli.evaluate.race import Bound
 
 def prepare_worker() -> None:
     """Called once when a worker process starts, before it runs any candidate code. A compile worker
@@ -469,18 +470,16 @@ def _candidate_device(target) -> "_Device | None":
     return _Device(vendor, *_present(vendor, target))
 
 
-def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: float | None = None,
-              screen: bool = False, watched_names: tuple = (), race_ratio: float | None = None,
-              ranking: str = "either") -> dict:
+def time_held(source, candidate, target, shared: bytes, outputs: list, race: Bound | None = None,
+              screen: bool = False, watched_names: tuple = ()) -> dict:
     """Measured mode, after the judge accepted the candidate: time it interleaved with the baseline op
     on the first run's held tensors, by the one method chosen for this problem, re-poisoning the
-    outputs before every batch, until the interval of what it is ranked by (`ranking`: its ratio to the
-    baseline pair by pair, its own median, or either while the problem has not decided:
+    outputs before every batch, until the interval of what it is ranked by (`race.ranking`: its ratio
+    to the baseline pair by pair, its own median, or either while the problem has not decided:
     kt_cli.evaluate.race) is tight; the judge then checks what the last batch left. Racing: sampling
-    stops after any batch whose interval puts the candidate's ratio above `race_ratio` (where the
-    problem ranks by it), else its own median above `race_s`.
-    With `screen` (and `race_s`), before verification: racing's cheap first timing (EventTimer.screen,
-    held against `race_ratio` where set, else `race_s`); its first call is watched as verification
+    stops after any batch whose interval puts the candidate above the `race` bound (_race_stop).
+    With `screen` (and a bound), before verification: racing's cheap first timing (EventTimer.screen,
+    held against `race.ratio` where set, else `race.seconds`); its first call is watched as verification
     watches a launch (`watched_names` tripwired), and the judge checks what its batch left all the same."""
     from kt_cli.evaluate.held_cases import open_shared
     from kt_cli.evaluate.verify import launch_watched
@@ -507,12 +506,12 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
     poison = lambda: _poison_outputs(inputs, outputs)  # noqa: E731
     try:
         if screen:
-            stats = timer.screen(watched_launch, method, race_s, poison, verified_launch, baseline, race_ratio)
+            stats = timer.screen(watched_launch, method, race.seconds, poison, verified_launch, baseline, race.ratio)
             base = ratio = None
         else:
             stats, base, ratio = timer.measure_interleaved([watched_launch, baseline], method, poison, judged=1,
-                                                           stop=_race_stop(race_s, race_ratio),
-                                                           ratio=RATIO_DECIDES[ranking])
+                                                           stop=_race_stop(race),
+                                                           ranked_by=race.ranking if race else "either")
     except WorkerFailure:  # a tripwire of the watch: the rejection as it is
         raise
     except Exception as exc:
@@ -530,16 +529,15 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race_s: f
             "timer": timer.name, "steps": steps}
 
 
-# What ends a full timing, by what its problem ranks by (kt_cli.evaluate.timing.sample_until_tight's `ratio`)
-RATIO_DECIDES = {"ratio": "decides", "own": "along", "either": "either"}
-
-
-def _race_stop(race_s: float | None, race_ratio: float | None):
+def _race_stop(race: Bound | None):
     """A full timing's racing rule (its Stats: the candidate's, the baseline's, their ratio's): the
-    ratio's interval above `race_ratio` where there is one, else its own above `race_s`; None: no race."""
-    if race_ratio is not None:
-        return lambda s: s[-1].calls > 0 and s[-1].ci_low > race_ratio
-    return None if race_s is None else lambda s: s[0].ci_low > race_s
+    ratio's interval above `race.ratio` where there is one, else its own above `race.seconds`; None: no
+    race."""
+    if race is not None and race.ratio is not None:
+        return lambda s: s[-1].calls > 0 and s[-1].ci_low > race.ratio
+    if race is None or race.seconds is None:
+        return None
+    return lambda s: s[0].ci_low > race.seconds
 
 
 def _present(vendor, target, index: int | None = None):

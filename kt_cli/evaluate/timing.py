@@ -115,7 +115,7 @@ def summarize(samples: list[float], method: str, precise: bool = True, raced_out
 def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method: str, rel_ci: float = 0.01,
                        max_seconds: float = 2.0, min_samples: int = MIN_SAMPLES, max_samples: int = 2000,
                        stop: Callable[[list[Stats]], bool] | None = None, judged: int | None = None,
-                       ratio: str = "") -> list[Stats]:
+                       ranked_by: str = "") -> list[Stats]:
     """Draw batches of timings of one or more interleaved series (sample_batch(n) returns n more
     samples of each) until the median of each of the first `judged` series (all when None) is within
     ±rel_ci at 95% over at least `min_samples`, or a cap is reached, or `stop` says after a batch that
@@ -123,11 +123,12 @@ def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method:
     RACE_FIRST_SAMPLES). The series after `judged` ride along (same moments, same count); each
     series' `precise` says whether its own interval is tight. Batches double what is in until
     `min_samples`, then grow by what the widest judged interval says is still missing (next_batch).
-    With `ratio`, one more Stats comes last (and `stop` sees it): that of the first series over the
-    second, pair by pair (paired_ratios). `ratio` says what its interval decides: "along", nothing (the
-    judged series do); "decides", it alone (the series ride along): a candidate ranked by its ratio to
-    its baseline is known as soon as that is, while the clock moves both (docs/timing.md, "Ranking by
-    the ratio to the baseline"); "either", it or the judged series, whichever is tight first."""
+    With `ranked_by` (what the first series is ranked by: kt_cli.evaluate.race.Bound.ranking), one more
+    Stats comes last (and `stop` sees it): that of the first series over the second, pair by pair
+    (paired_ratios). Then whose interval ends the sampling: "own", the judged series' (the ratio rides
+    along); "ratio", the ratio's alone: a candidate ranked by its ratio to its baseline is known as soon
+    as that is, while the clock moves both (docs/timing.md, "Ranking by the ratio to the baseline");
+    "either", whichever is tight first."""
     series: list[list[float]] = []
     start = time.perf_counter()
     batch = min(RACE_FIRST_SAMPLES, min_samples) if stop is not None else min_samples
@@ -135,12 +136,12 @@ def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method:
         for i, new in enumerate(sample_batch(batch)):
             series.extend([] for _ in range(i + 1 - len(series)))
             series[i].extend(new)
-        kept = series + ([paired_ratios(series[0], series[1])] if ratio else [])
+        kept = series + ([paired_ratios(series[0], series[1])] if ranked_by else [])
         stats = [summarize(s, method) if s else NO_STATS for s in kept]
         n, widest = len(series[0]), max(s.rel_ci for s in stats[:judged])
-        if ratio == "decides":
+        if ranked_by == "ratio":
             widest = stats[-1].rel_ci if stats[-1].calls else math.inf
-        elif ratio == "either" and stats[-1].calls:
+        elif ranked_by == "either" and stats[-1].calls:
             widest = min(widest, stats[-1].rel_ci)
         tight = n >= min_samples and widest <= rel_ci
         if not tight and stop is not None and stop(stats):
@@ -239,11 +240,11 @@ class EventTimer:
     def measure_interleaved(self, fns: list[Callable[[], None]], method: str,
                             before_batch: Callable[[], None] | None = None,
                             stop: Callable[[list[Stats]], bool] | None = None, warm_up_s: float = WARMUP_S,
-                            max_samples: int = 2000, judged: int | None = None, ratio: str = "") -> list[Stats]:
+                            max_samples: int = 2000, judged: int | None = None, ranked_by: str = "") -> list[Stats]:
         """Stats of each of `fns`, timed with one `method`, one sample of each in turn (the order
         alternating), until the medians of the first `judged` (all when None) are tight or the time cap or
         `max_samples` is reached, or `stop` (racing) ends it early. `before_batch` runs (untimed) before
-        every batch. With `ratio` ("along", "decides" or "either": sample_until_tight), the Stats of the
+        every batch. With `ranked_by` ("own", "ratio" or "either": sample_until_tight), the Stats of the
         first's samples over the second's, pair by pair, come last."""
         started = time.perf_counter()
         flush = self._flush_buffer()
@@ -269,7 +270,7 @@ class EventTimer:
 
         kept_late = self.kept_late
         stats = sample_until_tight(batch, method, self.rel_ci, self.max_seconds, stop=stop, max_samples=max_samples,
-                                   judged=judged, ratio=ratio)
+                                   judged=judged, ranked_by=ranked_by)
         if self.kept_late > kept_late:  # a batch may hold host time: the result says it is not precise
             stats = [replace(s, precise=False) for s in stats]
         # sampling: the samples queued, run and read; retaken: batches taken again (a window opened before
@@ -299,7 +300,7 @@ class EventTimer:
         if baseline is not None and bound_ratio is not None:
             stats, _, _ = self.measure_interleaved(
                 [fn, baseline], method, before_batch, stop=lambda s: s[-1].calls > 0 and s[-1].ci_low > bound_ratio,
-                warm_up_s=0.0, max_samples=RACE_FIRST_SAMPLES, judged=1, ratio="decides")
+                warm_up_s=0.0, max_samples=RACE_FIRST_SAMPLES, judged=1, ranked_by="ratio")
         else:
             (stats,) = self.measure_interleaved([fn], method, before_batch, stop=lambda s: s[0].ci_low > bound_s,
                                                 warm_up_s=0.0, max_samples=RACE_FIRST_SAMPLES)
