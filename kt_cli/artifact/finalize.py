@@ -10,6 +10,7 @@ from pathlib import Path
 from kt_cli import plugins
 from kt_cli.artifact import store
 from kt_cli.errors import BadInput, EnvironmentProblem, JobFailed
+from kt_cli.evaluate.race import Race, ranked_seconds
 from kt_cli.types import Device
 
 TIMEOUT_S = 120.0  # seconds one config may take, as a recipe's default search.timeout
@@ -78,8 +79,6 @@ def time_shortlist(manifest: dict, entry: dict, device: Device, workers: tuple, 
     """`entry` as measured on `device`: every shortlisted config verified and timed (on the problem and
     the first small verification shape, as measured tuning does), the fastest verified one its config.
     Each shortlisted config keeps its measured median, or why it failed. JobFailed when none passed."""
-    from kt_cli.evaluate.race import Race
-
     source = store.kernel_source(manifest)
     tried, timed, race = [], {}, Race()  # ranked as measured tuning ranks (kt_cli.evaluate.race)
     for point in entry["shortlist"]:
@@ -118,9 +117,8 @@ def _time_config(source, dtype: str, entry: dict, point: dict, device: Device, w
                                              PhaseClock(), verification.get("tolerance"), lambda: race.bound(key, None))
     except WorkerFailure as exc:
         return {**row, "failure": exc.kind, "message": exc.message[:500]}, None
-    if out.get("baseline") and out.get("ratio"):  # ranked as measured tuning ranks (kt_cli.evaluate.race)
-        out = {**out, "stats": race.ranked(key, {**out["stats"], "baseline": out["baseline"], "ratio": out["ratio"]})}
-    median = out["stats"].get("ranked", {}).get("seconds", out["stats"]["median"])
+    out = {**out, "stats": race.ranked(key, out)}  # kept and ranked as measured tuning's (kt_cli.evaluate.race)
+    median = ranked_seconds(out["stats"])
     if not (median > 0 and out["stats"]["median"] > 0):
         return {**row, "failure": "wrong", "message": "timed at zero: a measurement error"}, None
     # the same rule as measured tuning: past 100% of the target's peak is a measurement error or skipped work
@@ -137,7 +135,7 @@ def measured_entry(entry: dict, device: Device, tried: list, params: dict, verif
     from kt_cli.evaluate.evaluator import throttled
 
     stats = out["stats"]
-    median = stats.get("ranked", {}).get("seconds", stats["median"])
+    median = ranked_seconds(stats)
     # the rates of the estimate, at the measured time (the same FLOPs and bytes, the target's peaks)
     scale = entry["seconds"] / median if entry.get("seconds") else 0.0
     rates = {k: v * scale for k, v in (entry.get("stats") or {}).items()
@@ -145,7 +143,7 @@ def measured_entry(entry: dict, device: Device, tried: list, params: dict, verif
     return {**entry, "mode": "measured", "params": params, "seconds": median,
             "device": {"name": device.name, "index": device.index, **device.info},
             "peaks": plugins.vendor(device.vendor).device_peaks(device) or entry.get("peaks"),
-            "stats": {**stats, **rates, "baseline": out["baseline"], "timer": out["timer"],
+            "stats": {**stats, **rates, "timer": out["timer"],  # its baseline in it: Race.ranked
                       "speedup": out["baseline"]["median"] / stats["median"],
                       "throttled": throttled(stats.get("device_state", {}))},
             "verification": verification, "shortlist": tried,

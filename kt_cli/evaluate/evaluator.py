@@ -20,7 +20,7 @@ from kt_cli.evaluate.interpreter_fixes import not_interpretable
 from kt_cli.evaluate.cross_compile import WARM_ENV
 from kt_cli.evaluate.pool import NICE_ENV, WorkerPool
 from kt_cli.evaluate.pruning import pruned_at
-from kt_cli.evaluate.race import Bound, Race
+from kt_cli.evaluate.race import Bound, Race, ranked_seconds
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 
 if TYPE_CHECKING:
@@ -398,13 +398,10 @@ class Evaluator:
             raise
         stats, base = out["stats"], out["baseline"]  # no baseline for a candidate raced out at its screen
         speedup = base["median"] / stats["median"] if base and stats["median"] > 0 else None
-        stats = {**stats, **({"baseline": base} if base else {})}
-        if out.get("ratio") and base and not stats["raced_out"]:
-            # ranked by its ratio to the baseline timed beside it, in seconds at the problem's reference
-            # (kt_cli.evaluate.race); its own samples' figures stay as they were (median, interval)
-            stats = self.race.ranked(key, {**stats, "ratio": out["ratio"]})
-        value = stats.get("ranked", {}).get("seconds", stats["median"])
-        return {"value": value, "resources": compiled["resources"],
+        # ranked by its ratio to the baseline timed beside it, in seconds at the problem's reference
+        # (kt_cli.evaluate.race); its own samples' figures stay as they were (median, interval)
+        stats = self.race.ranked(key, out)
+        return {"value": ranked_seconds(stats), "resources": compiled["resources"],
                 "stats": {**stats, "timer": out["timer"], "speedup": speedup,
                           "device": plan.device.name,  # what observe() matches in other processes
                           "estimate": compiled.get("estimate", {}),

@@ -31,6 +31,11 @@ def _half_width(stats: dict) -> float:
     return (stats["ci_high"] - stats["ci_low"]) / 2 / median if median > 0 else math.inf
 
 
+def ranked_seconds(stats: dict) -> float:
+    """The time a timing's stats (Race.ranked's) are ranked by: its ranked seconds, else its own median."""
+    return stats.get("ranked", {}).get("seconds", stats["median"])
+
+
 @dataclass(frozen=True)
 class Bound:
     """What a candidate is timed against and by: `seconds` for a screen's samples of the candidate alone
@@ -81,15 +86,22 @@ class Race:
             return own
         return ratio["median"] * reference, ratio["ci_low"] * reference, ratio["ci_high"] * reference
 
-    def ranked(self, key, stats: dict) -> dict:
-        """A full timing's `stats` (with its `baseline` and `ratio`), with `ranked` where problem `key`
-        ranks by the ratio: the seconds, interval and reference that are its value (`interval`)."""
+    def ranked(self, key, out: dict) -> dict:
+        """A timing's stats as kt keeps them (`out`: requests.time_held's): its own, with its `baseline`
+        and, for a full timing that was not raced out, its `ratio` and, where problem `key` ranks by
+        the ratio, `ranked`: the seconds, interval and reference that are its value (ranked_seconds).
+        Measured tuning and `kt finalize` both keep their timings this way."""
+        base, ratio = out.get("baseline"), out.get("ratio")
+        stats = {**out["stats"], **({"baseline": base} if base else {})}
+        if not (base and ratio) or stats.get("raced_out"):
+            return stats
+        stats["ratio"] = ratio
         seconds, low, high = self.interval(key, stats)
         reference = self.references.get(key)
         if reference is None:
             return stats
         return {**stats, "ranked": {"seconds": seconds, "ci_low": low, "ci_high": high, "reference_s": reference,
-                                    "precise": stats["ratio"]["precise"]}}
+                                    "precise": ratio["precise"]}}
 
     def timed(self, key, ci_high: float) -> bool:
         """A candidate of `key` was timed fully up to `ci_high`: whether it is the new best."""
