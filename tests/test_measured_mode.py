@@ -169,7 +169,7 @@ def _evaluated_in_turn(write, tmp_path, kernel_text: str, repeats: tuple, before
 def test_a_candidate_timed_while_the_clock_is_slow_is_ranked_by_its_ratio_to_the_baseline(fake_device, write,
                                                                                            tmp_path, monkeypatch):
     # A GPU's clock moves between candidates timed seconds apart (H100, 4096^3 GEMMs: their own medians
-    # moved up to 7.5% between two passes over the same configs (median 1.8%), their ratios to cuBLAS
+    # moved up to 7.8% between two passes over the same configs (median 1.8%), their ratios to cuBLAS
     # timed beside them 0.2% (median); benchmarks/results/s26/x4). A candidate four times as fast, timed while the clock runs
     # forty times slower, is neither raced out on its own slowed time nor ranked by it.
     from kt_cli.artifact.store import fastest

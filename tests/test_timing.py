@@ -71,7 +71,7 @@ def test_only_the_judged_series_decides_when_sampling_stops_and_the_baseline_kee
 
 def test_a_candidate_and_its_baseline_slowed_alike_are_known_relative_to_each_other_before_their_medians_settle():
     # a GPU's clock falls 15% ten pairs into a timing, for the candidate and the baseline beside it alike
-    # (the same 4096^3 GEMMs' own medians moved up to 7.5% between two timings on an H100: results/s26/x4)
+    # (the same 4096^3 GEMMs' own medians moved up to 7.8% between two timings on an H100: results/s26/x4)
     rng = random.Random(7)
     drawn, clock = [], []
 

@@ -82,20 +82,21 @@ def measure(recipe_path: str, points: list[dict], pairs: int, passes: int, vendo
     return rows
 
 
-def stop_at(series: list[float], rel_ci: float = 0.01, min_samples: int = 20) -> tuple[int, float, bool]:
-    """kt's rule on a kept series (BATCHES' prefixes): pairs taken when its median's interval is within
-    +-rel_ci, that median, and whether it got there."""
-    from kt_cli.evaluate.timing import summarize
+def stop_at(series: list[float], rel_ci: float = 0.01) -> tuple[int, float, bool]:
+    """kt's own stopping rule (timing.sample_until_tight: its batches, its interval) replayed on a kept
+    series: pairs taken when its median's interval is within +-rel_ci, that median, and whether it got
+    there before the series ran out."""
+    from kt_cli.evaluate.timing import sample_until_tight
 
-    n = 0
-    for size in BATCHES:
-        n = min(len(series), n + size)
-        stats = summarize(series[:n], "x")
-        if n >= min_samples and stats.rel_ci <= rel_ci:
-            return n, stats.median, True
-        if n == len(series):
-            break
-    return n, summarize(series[:n], "x").median, False
+    taken = 0
+
+    def batch(n: int) -> list[list[float]]:
+        nonlocal taken
+        taken += n
+        return [series[taken - n:taken]]
+
+    (stats,) = sample_until_tight(batch, "x", rel_ci, max_seconds=float("inf"), max_samples=len(series))
+    return stats.calls, stats.median, stats.precise
 
 
 def replay(paths: list[str]) -> None:
