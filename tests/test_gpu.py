@@ -157,6 +157,38 @@ def test_the_judge_judges_with_torch_while_its_kernels_load_and_with_them_after(
     assert "1 of 528903 elements fail" in verdicts[0] and "worst at [7, 9]" in verdicts[0]
 
 
+def test_a_kept_baseline_graph_does_the_baselines_work_on_its_tensors_for_every_candidate():
+    # a device worker keeps a problem's baseline graph between candidates (timing.Reused): it must still
+    # write the baseline's result into the baseline's own tensors, read the same time as when captured,
+    # and only each candidate's graph is captured anew
+    import torch
+
+    from kt_cli.evaluate.timing import Reused
+    from kt_cli.plugins import devices, vendor
+
+    device = devices()[0]
+    timer = vendor(device.vendor).timer(device)
+    a, b = (torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    out = torch.empty(1024, 1024, device="cuda", dtype=torch.bfloat16)
+    baseline = Reused(lambda: torch.matmul(a, b, out=out), ("mm", a.data_ptr(), b.data_ptr(), out.data_ptr()))
+    assert timer.choose_method(baseline) == "graph"
+    kept = timer._kept[baseline.key][0]  # the baseline's graph sampler, captured while choosing the method
+    wide = torch.randn(1024, 4096, device="cuda", dtype=torch.bfloat16)
+    tall = torch.randn(4096, 1024, device="cuda", dtype=torch.bfloat16)
+    out_wide = torch.empty(1024, 1024, device="cuda", dtype=torch.bfloat16)
+    ratios, baselines = [], []
+    for _ in range(3):
+        out.zero_()
+        candidate = lambda: torch.matmul(wide, tall, out=out_wide)  # noqa: E731  (four times the work)
+        _, base, ratio = timer.measure_interleaved([candidate, baseline], "graph", judged=1, ranked_by="ratio")
+        torch.cuda.synchronize()
+        assert torch.equal(out, torch.matmul(a, b))
+        ratios.append(ratio.median)
+        baselines.append(base.median)
+    assert timer._kept[baseline.key][0] is kept  # never captured again
+    assert 2.0 < min(ratios) and max(ratios) < 6.0 and max(baselines) < 1.2 * min(baselines)
+
+
 def test_a_process_graph_times_on_a_second_gpu_after_the_first():
     # a one-process `kt tune` on a 4x H100 host graph-timed on GPU 0, then paired its winners on GPU 3:
     # the capture ran on torch's default capture stream, made once on GPU 0, and the Triton launch inside

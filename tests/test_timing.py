@@ -329,6 +329,44 @@ def test_a_busy_host_does_not_make_a_short_baseline_look_long_enough_for_event_t
     assert timer.choose_method(baseline) == "graph"
 
 
+def test_a_problems_baseline_is_captured_once_for_all_its_candidates_and_still_timed_right():
+    """Every screen pairs a candidate with the problem's baseline op on the same held tensors; capturing
+    the baseline (and the flushes alone) again for each was a quarter of a raced-out GEMM's screen on an
+    H100. A Reused baseline is captured once and replays its own time for every later candidate; a
+    baseline on other memory (another key) is captured anew, and the oldest kept graph is dropped
+    past KEPT_SAMPLERS."""
+    from kt_cli.evaluate.timing import KEPT_SAMPLERS, Reused
+
+    device = _CapturingDevice()
+    timer = EventTimer(device, flush_bytes=1 << 16, max_seconds=0.5)
+
+    class Flush:
+        def fill_(self, value):
+            device.launch(1e-6, 2e-6)
+
+    timer._flush = Flush()
+    calls = []
+    baseline = Reused(lambda: calls.append(device.launch(5e-6, 50e-6)), ("gemm", 1000, "held at 0x1000"))
+    timer.choose_method(baseline)
+    captured, calls[:] = timer.captures, []
+    for device_s in (60e-6, 45e-6, 150e-6):  # 5 calls a graph, as the baseline's: one graph of flushes
+        candidate = lambda device_s=device_s: device.launch(5e-6, device_s)  # noqa: E731
+        screened = timer.screen(candidate, "graph", 1.0, baseline=baseline, bound_ratio=100.0)
+        k, b, ratio = timer.measure_interleaved([candidate, baseline], "graph", judged=1, ranked_by="ratio")
+        assert screened.median == pytest.approx(device_s, rel=1e-6) and k.median == pytest.approx(device_s, rel=1e-6)
+        assert b.median == pytest.approx(50e-6, rel=1e-6) and ratio.median == pytest.approx(device_s / 50e-6)
+    assert timer.captures == captured + 2 * 3  # each candidate's graph, twice; neither the baseline's nor the flushes'
+    assert not calls  # nor was it warmed up again: every sample of it replayed the kept graph
+    moved = Reused(lambda: device.launch(5e-6, 70e-6), ("gemm", 1000, "held at 0x2000"))
+    (b,) = timer.measure_interleaved([moved], "graph")
+    assert b.median == pytest.approx(70e-6, rel=1e-6) and timer.captures == captured + 7
+    for n in range(KEPT_SAMPLERS):
+        timer.measure_interleaved([Reused(lambda: device.launch(5e-6, 50e-6), ("other", n))], "graph")
+    assert timer.captures == captured + 7 + KEPT_SAMPLERS
+    timer.measure_interleaved([baseline], "graph")  # the oldest kept: dropped, captured again
+    assert timer.captures == captured + 8 + KEPT_SAMPLERS
+
+
 def test_a_time_ranked_by_a_tight_ratio_is_not_flagged_imprecise_for_its_own_wider_interval():
     own = {"median": 1.0, "ci_low": 0.9, "ci_high": 1.1, "precise": False}
     assert "±10.0%, imprecise" in timing_flags(own)

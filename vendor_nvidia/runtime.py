@@ -90,9 +90,15 @@ class TorchCudaRuntime:
         # on this side stream, of the current device: torch.cuda.graph's default capture stream is made
         # once a process, on the device current then, and entering it makes that device current, so a
         # later capture for another device launched there with this device's pointers (an illegal memory
-        # access on a 4x H100 host: benchmarks/results/s26/x4)
-        with torch.cuda.graph(graph, stream=stream):
-            work()
+        # access on a 4x H100 host: benchmarks/results/s26/x4). Begun and ended here rather than in
+        # torch.cuda.graph, which empties the caching allocator first: every block a timing had cached
+        # (the baseline's outputs, the flush) was then freed and allocated again, at each capture.
+        with torch.cuda.stream(stream):
+            graph.capture_begin()
+            try:
+                work()
+            finally:
+                graph.capture_end()
         return graph
 
     def free_bytes(self) -> int:

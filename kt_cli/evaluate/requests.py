@@ -15,6 +15,7 @@ from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.evaluate.early_exits import spill_breach
 from kt_cli.evaluate.launch_watch import PRISTINE, LaunchWatch, check_pristine, every_watched_name
 from kt_cli.evaluate.race import Bound
+from kt_cli.evaluate.timing import Reused
 
 def prepare_worker() -> None:
     """Called once when a worker process starts, before it runs any candidate code. A compile worker
@@ -39,6 +40,7 @@ def detect_devices() -> list:
 _kernels: dict = {}
 _detected: dict = {}  # vendor name -> its devices, as this worker found them
 _methods: dict = {}  # (kernel file, problem, dtype) -> the timing method chosen for that problem
+_timers: dict = {}  # (vendor name, device index) -> the timer of that device in this worker
 
 
 def dispatch(op: str, payload: dict):
@@ -488,9 +490,12 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race: Bou
     device = _candidate_device(target)
     kernel = _kernel(source)
     params, options = split_params(candidate.params, target.launch_options)
-    timer = device.vendor.timer(device.device)
+    timer = _timer(device)
     inputs = open_shared(shared)[0]
-    launch, baseline = kernel.bound_launch(inputs, params, options), lambda: kernel.baseline(inputs)
+    launch = kernel.bound_launch(inputs, params, options)
+    # the same op on the same held tensors for every candidate of the problem: its graph is kept
+    baseline = Reused(lambda: kernel.baseline(inputs), ("baseline", source.path, shape_key(candidate.shape),
+                                                        candidate.dtype, _addresses(inputs)))
     watch = LaunchWatch(())
 
     def watched_launch():
@@ -527,6 +532,22 @@ def time_held(source, candidate, target, shared: bytes, outputs: list, race: Bou
     return {"stats": {**stats.to_json(), "device_state": {"before": before, "after": after}},
             "baseline": base.to_json() if base else None, "ratio": ratio.to_json() if ratio and ratio.calls else None,
             "timer": timer.name, "steps": steps}
+
+
+def _timer(device: "_Device"):
+    """The vendor's timer of `device`, one per device in this worker: what it keeps between timings (its
+    flush buffer, the graphs of the problems' baseline ops) serves every candidate timed here."""
+    key = (device.vendor.name, device.device.index)
+    if key not in _timers:
+        _timers[key] = device.vendor.timer(device.device)
+    return _timers[key]
+
+
+def _addresses(inputs: dict) -> tuple:
+    """What names the memory of a run's held tensors: each tensor's address, shape, strides and type
+    (and each other argument's value), in order."""
+    return tuple((name, value.data_ptr(), tuple(value.shape), tuple(value.stride()), str(value.dtype))
+                 if hasattr(value, "data_ptr") else (name, repr(value)) for name, value in inputs.items())
 
 
 def _race_stop(race: Bound | None):
