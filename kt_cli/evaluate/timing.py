@@ -163,10 +163,11 @@ def sample_until_tight(sample_batch: Callable[[int], list[list[float]]], method:
         elif ranked_by == "either" and stats[-1].calls:
             widest = min(widest, stats[-1].rel_ci)
         tight = n >= min_samples and widest <= rel_ci
+        # (the Stats just made, marked: a bootstrap of each series again cost a raced-out screen 1.5 ms)
         if not tight and stop is not None and stop(stats):
-            return [summarize(s, method, precise=False, raced_out=True) if s else NO_STATS for s in kept]
+            return [replace(st, precise=False, raced_out=True) if s else NO_STATS for s, st in zip(kept, stats)]
         if tight or time.perf_counter() - start >= max_seconds or n >= max_samples:
-            return [summarize(s, method, precise=tight and st.rel_ci <= rel_ci) if s else NO_STATS
+            return [replace(st, precise=tight and st.rel_ci <= rel_ci) if s else NO_STATS
                     for s, st in zip(kept, stats)]
         batch = min(next_batch(n, widest, rel_ci, min_samples), max_samples - n)
 
@@ -275,6 +276,10 @@ class EventTimer:
         first's samples over the second's, pair by pair, come last."""
         started = time.perf_counter()
         flush = self._flush_buffer()
+        # a timing's first batch is held HOLD_MIN_S, not sized by the last timing's queueing (another
+        # candidate's launches, on a host then more or less busy): a device worker's timer serves every
+        # candidate, and so sized its screens held an H100 2-3 ms longer each (results/s27/call1)
+        self._queue_s = 0.0
         # a Reused op this timer has run before (a problem's baseline, called for every candidate) is
         # warm: its code loaded, its memory allocated, and the device's clock is the candidates' to raise
         self._warm_up(*[fn for fn in fns if not (isinstance(fn, Reused) and fn.key in self._warmed)],
