@@ -34,8 +34,8 @@ import argparse
 import json
 from pathlib import Path
 
-TIMING_STEPS = ("inputs", "setup", "warm-up", "capture", "poison", "sampling", "retaken", "statistics", "checks",
-                "relay", "judging")  # screen.*, time.*
+TIMING_STEPS = ("inputs", "setup", "warm-up", "probe", "capture", "poison", "sampling", "retaken", "statistics",
+                "checks", "relay", "judging")  # screen.*, time.*
 STEPS = ("compile", *(f"screen.{s}" for s in TIMING_STEPS),
          *(f"verify.{s}" for s in ("inputs", "load", "launches", "relay", "judging")),
          *(f"time.{s}" for s in TIMING_STEPS))

@@ -220,6 +220,7 @@ class EventTimer:
         self._flush_graphs: dict = {}  # repeat -> the captured graph of that many flushes alone
         self._warmed: set = set()  # keys of the Reused ops this timer has warmed up
         self.captures = 0  # graphs captured (all time)
+        self._probing_s = 0.0  # seconds spent probing (all time)
 
     def _flush_buffer(self):
         import torch
@@ -285,9 +286,9 @@ class EventTimer:
         self._warm_up(*[fn for fn in fns if not (isinstance(fn, Reused) and fn.key in self._warmed)],
                       seconds=warm_up_s)
         self._warmed.update(fn.key for fn in fns if isinstance(fn, Reused))
-        warm = time.perf_counter()
+        warm, probed = time.perf_counter(), self._probing_s
         samplers = self._samplers(fns, flush, method)
-        ready = time.perf_counter()
+        ready, probe = time.perf_counter(), self._probing_s - probed
 
         spent = {"poison": 0.0, "sampling": 0.0, "retaken": 0.0}
 
@@ -311,7 +312,8 @@ class EventTimer:
             stats = [replace(s, precise=False) for s in stats]
         # sampling: the samples queued, run and read; retaken: batches taken again (a window opened before
         # its launch was queued); statistics: the intervals between batches
-        self.last_steps = {"warm-up": warm - started, "capture": ready - warm, **spent,
+        # probe: the event samples that size a graph's repeat count; capture: the rest of readying the samplers
+        self.last_steps = {"warm-up": warm - started, "probe": probe, "capture": ready - warm - probe, **spent,
                            "statistics": time.perf_counter() - ready - sum(spent.values())}
         return stats
 
@@ -444,7 +446,11 @@ class EventTimer:
 
     def _probe_s(self, fn, flush) -> float:
         """The fastest of 5 event samples of `fn`: its device time, less whatever held the host back."""
-        return min(self._event_samples(fn, flush, 5))
+        started = time.perf_counter()
+        try:
+            return min(self._event_samples(fn, flush, 5))
+        finally:
+            self._probing_s += time.perf_counter() - started
 
     def _event_samples(self, fn, flush, n: int) -> list[float]:
         return self._take([lambda: self._queue_event_sample(fn, flush)], n)[0]
