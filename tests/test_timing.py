@@ -332,9 +332,9 @@ def test_a_busy_host_does_not_make_a_short_baseline_look_long_enough_for_event_t
 def test_a_problems_baseline_is_captured_once_for_all_its_candidates_and_still_timed_right():
     """Every screen pairs a candidate with the problem's baseline op on the same held tensors; capturing
     the baseline (and the flushes alone) again for each was a quarter of a raced-out GEMM's screen on an
-    H100. A Reused baseline is captured once and replays its own time for every later candidate; a
-    baseline on other memory (another key) is captured anew, and the oldest kept graph is dropped
-    past KEPT_SAMPLERS."""
+    H100. A Reused baseline is captured once and replays its own time for every later candidate, whose
+    graphs take its repeat count (no probe of their own, one graph of flushes); a baseline on other
+    memory (another key) is captured anew, and the oldest kept graph is dropped past KEPT_SAMPLERS."""
     from kt_cli.evaluate.timing import KEPT_SAMPLERS, Reused
 
     device = _CapturingDevice()
@@ -348,8 +348,8 @@ def test_a_problems_baseline_is_captured_once_for_all_its_candidates_and_still_t
     calls = []
     baseline = Reused(lambda: calls.append(device.launch(5e-6, 50e-6)), ("gemm", 1000, "held at 0x1000"))
     timer.choose_method(baseline)
-    captured, calls[:] = timer.captures, []
-    for device_s in (60e-6, 45e-6, 150e-6):  # 5 calls a graph, as the baseline's: one graph of flushes
+    captured, calls[:], probed = timer.captures, [], timer._probing_s
+    for device_s in (60e-6, 45e-6, 15e-6):
         candidate = lambda device_s=device_s: device.launch(5e-6, device_s)  # noqa: E731
         screened = timer.screen(candidate, "graph", 1.0, baseline=baseline, bound_ratio=100.0)
         k, b, ratio = timer.measure_interleaved([candidate, baseline], "graph", judged=1, ranked_by="ratio")
@@ -357,6 +357,7 @@ def test_a_problems_baseline_is_captured_once_for_all_its_candidates_and_still_t
         assert b.median == pytest.approx(50e-6, rel=1e-6) and ratio.median == pytest.approx(device_s / 50e-6)
     assert timer.captures == captured + 2 * 3  # each candidate's graph, twice; neither the baseline's nor the flushes'
     assert not calls  # nor was it warmed up again: every sample of it replayed the kept graph
+    assert timer._probing_s == probed  # and no candidate was probed: each took the baseline's repeat count
     moved = Reused(lambda: device.launch(5e-6, 70e-6), ("gemm", 1000, "held at 0x2000"))
     (b,) = timer.measure_interleaved([moved], "graph")
     assert b.median == pytest.approx(70e-6, rel=1e-6) and timer.captures == captured + 7
