@@ -45,6 +45,13 @@ FRESH = {
     "s18": (RESULTS / "rank_fresh_h100_s18.jsonl", RESULTS / "calibrate_h100_s18b.json", 9,
             {"rho_median": 0.76, "rho_worst": 0.45, "winner_within_10pct": 0.55, "top8_recall": 1.0,
              "error_median": 0.28, "ties": 36}),
+    # random points of nine memory-bound and step kernels on an H100 (2026-11-27, sixteenth session,
+    # results/s27), calibrated in the same call, each value a candidate's ratio to its baseline timed
+    # beside it: the model was neither developed nor fitted on them (axpy's and gemv's configs lie within a
+    # few percent of each other: their rho is noise)
+    "s27": (RESULTS / "rank_fresh_h100_s27.jsonl", RESULTS / "calibrate_h100_s27.json", 13,
+            {"rho_median": 0.66, "rho_worst": -0.5, "winner_within_10pct": 0.75, "top8_recall": 1.0,
+             "error_median": 0.1, "ties": 96}),
     # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
     # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
     # 4096^3 and 8192^3 down) while it raised every other run's (docs/costmodel.md)
