@@ -39,6 +39,12 @@ CASES = {
     "attn_causal_d64_kt": ("attention", (4, 32, 32, 4096, 64, True), None, (128, 64, 4, 3, -1),
                            ["attention_gluon_kernel"]),
     "attn_causal_d64_sdpa": ("attention", (4, 32, 32, 4096, 64, True), None, None, SDPA),
+    "attn_causal_d128_kt": ("attention", (4, 32, 32, 4096, 128, True), None, (128, 128, 8, 2, -1),
+                            ["attention_gluon_kernel"]),
+    "attn_causal_d128_sdpa": ("attention", (4, 32, 32, 4096, 128, True), None, None, SDPA),
+    "attn_gqa8_d128_kt": ("attention", (4, 32, 8, 4096, 128, True), None, (128, 128, 4, 2, 0),
+                          ["attention_gluon_kernel"]),
+    "attn_gqa8_d128_sdpa": ("attention", (4, 32, 8, 4096, 128, True), None, None, SDPA),
 }
 LAUNCH = ["launch__registers_per_thread", "launch__shared_mem_per_block_static",
           "launch__shared_mem_per_block_dynamic", "launch__grid_size", "launch__block_size",
