@@ -368,6 +368,32 @@ def test_a_problems_baseline_is_captured_once_for_all_its_candidates_and_still_t
     assert timer.captures == captured + 8 + KEPT_SAMPLERS
 
 
+def test_a_graph_timed_pair_replays_the_flushes_alone_once_a_round_and_each_still_reads_its_own_time():
+    """A candidate and its baseline graph-timed side by side hold as many calls a graph, so one replay of
+    the flushes alone a round serves both subtractions: each replayed its own, a quarter of a pair's
+    device time where a 100 MB flush outlasts a 1000^3 GEMM."""
+    from kt_cli.evaluate.timing import Reused
+
+    device = _CapturingDevice()
+    timer = EventTimer(device, flush_bytes=1 << 16, max_seconds=0.5)
+
+    class Flush:
+        def fill_(self, value):
+            device.launch(1e-6, 30e-6)
+
+    timer._flush = Flush()
+    baseline = Reused(lambda: device.launch(5e-6, 10e-6), ("gemm", 1000, "held at 0x1000"))
+    assert timer.choose_method(baseline) == "graph"
+    (repeat, flushes), = timer._flush_graphs.items()
+    replays, replay = [], flushes.replay
+    flushes.replay = lambda: replays.append(1) or replay()
+    k, b, ratio = timer.measure_interleaved([lambda: device.launch(5e-6, 14e-6), baseline], "graph", judged=1,
+                                            ranked_by="ratio")
+    assert len(replays) == k.calls == b.calls and repeat == 20
+    assert k.median == pytest.approx(14e-6, rel=1e-6) and b.median == pytest.approx(10e-6, rel=1e-6)
+    assert ratio.median == pytest.approx(1.4, rel=1e-6)
+
+
 def test_a_time_ranked_by_a_tight_ratio_is_not_flagged_imprecise_for_its_own_wider_interval():
     own = {"median": 1.0, "ci_low": 0.9, "ci_high": 1.1, "precise": False}
     assert "±10.0%, imprecise" in timing_flags(own)

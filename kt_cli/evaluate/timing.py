@@ -221,6 +221,7 @@ class EventTimer:
         self._warmed: set = set()  # keys of the Reused ops this timer has warmed up
         self.captures = 0  # graphs captured (all time)
         self._probing_s = 0.0  # seconds spent probing (all time)
+        self._round_flushes: dict = {}  # repeat -> the flushes-alone reading of the round being queued
 
     def _flush_buffer(self):
         import torch
@@ -383,6 +384,7 @@ class EventTimer:
             late, rounds = False, []
             for i in range(n):
                 began = self.host_clock()
+                self._round_flushes = {}
                 order = range(len(samplers)) if i % 2 == 0 else reversed(range(len(samplers)))
                 for j in order:
                     read, was_late = samplers[j]()
@@ -501,7 +503,14 @@ class EventTimer:
             return (lambda: start.seconds_until(end)), late
 
         def sample() -> Sample:
-            (calls_and_flushes, late), (flushes_alone, late_too) = replay(with_call), replay(flush_only)
+            calls_and_flushes, late = replay(with_call)
+            # the flushes alone, replayed once a round: every graph of the round holding as many calls (a
+            # candidate and its baseline, which takes its probe) subtracts the same reading, taken beside
+            # one of them, the order alternating by round; each replayed its own before, a quarter of a
+            # graph-timed pair's device time (a 1000^3 GEMM's flushes of 100 MB outlast its calls)
+            if repeat not in self._round_flushes:
+                self._round_flushes[repeat] = replay(flush_only)
+            flushes_alone, late_too = self._round_flushes[repeat]
             return (lambda: max(calls_and_flushes() - flushes_alone(), 0.0) / repeat), late or late_too
 
         return sample
