@@ -194,18 +194,23 @@ class _QueuedDevice:
     def capture(self, work):
         return None
 
+    def timer(self, flush: tuple = (5e-6, 35e-6), **options) -> EventTimer:
+        """kt's EventTimer on this device, its cache flush one launch of `flush` (host s, device s)."""
+        timer, device = EventTimer(self, flush_bytes=1 << 16, **options), self
+
+        class Flush:
+            def fill_(self, value):
+                device.launch(*flush)
+
+        timer._flush = Flush()
+        return timer
+
 
 def test_the_host_launch_work_of_a_call_is_not_timed_as_the_calls():
     """A Triton launch costs tens of µs of host time; a device left idle between samples starts the
     timed window before the kernel arrives, and a 190 µs kernel read 196-252 µs on an H100."""
     device = _QueuedDevice()
-    timer = EventTimer(device, flush_bytes=1 << 16, max_seconds=0.5)
-
-    class Flush:
-        def fill_(self, value):
-            device.launch(5e-6, 35e-6)
-
-    timer._flush = Flush()
+    timer = device.timer(max_seconds=0.5)
     kernel = lambda: device.launch(60e-6, 190e-6)  # noqa: E731 - a launcher slower than the flush
     anchor = lambda: device.launch(5e-6, 400e-6)  # noqa: E731
     k, a = timer.measure_interleaved([kernel, anchor], "events")
@@ -221,13 +226,7 @@ def test_a_kernel_shorter_than_its_launch_is_timed_at_its_device_time():
     screen's five and the paired ones included, must read the kernel's device time; a batch whose hold
     the host outlasted is taken again behind a longer one, its outputs poisoned afresh."""
     device = _QueuedDevice()
-    timer = EventTimer(device, flush_bytes=1 << 16, max_seconds=0.5, host_clock=lambda: device.host)
-
-    class Flush:
-        def fill_(self, value):
-            device.launch(5e-6, 35e-6)
-
-    timer._flush = Flush()
+    timer = device.timer(max_seconds=0.5, host_clock=lambda: device.host)
     kernel = lambda: device.launch(400e-6, 90e-6)  # noqa: E731 - host launch work 4x the kernel
     anchor = lambda: device.launch(5e-6, 100e-6)  # noqa: E731
     poisoned = []
@@ -271,13 +270,7 @@ def test_a_batch_still_late_after_every_try_leaves_a_result_marked_imprecise():
 
     device = _QueuedDevice()
     device.hold = lambda seconds: True
-    timer = EventTimer(device, flush_bytes=1 << 16, max_seconds=0.5, host_clock=lambda: device.host)
-
-    class Flush:
-        def fill_(self, value):
-            device.launch(5e-6, 35e-6)
-
-    timer._flush = Flush()
+    timer = device.timer(max_seconds=0.5, host_clock=lambda: device.host)
     (stats,) = timer.measure_interleaved([lambda: device.launch(400e-6, 90e-6)], "events")
     assert not stats.precise and timer.kept_late >= 1 and timer.retaken == (HOLD_TRIES - 1) * timer.kept_late
 
@@ -317,13 +310,7 @@ def test_a_busy_host_does_not_make_a_short_baseline_look_long_enough_for_event_t
     import itertools
 
     device = _CapturingDevice()
-    timer = EventTimer(device, flush_bytes=1 << 16)
-
-    class Flush:
-        def fill_(self, value):
-            device.launch(5e-6, 35e-6)
-
-    timer._flush = Flush()
+    timer = device.timer()
     waits = itertools.cycle([400e-6, 400e-6, 0.0, 400e-6, 0.0])  # 3 launches in 5 wait for the CPU
     baseline = lambda: device.launch(5e-6 + next(waits), 10e-6)  # noqa: E731
     assert timer.choose_method(baseline) == "graph"
@@ -338,13 +325,7 @@ def test_a_problems_baseline_is_captured_once_for_all_its_candidates_and_still_t
     from kt_cli.evaluate.timing import KEPT_SAMPLERS, Reused
 
     device = _CapturingDevice()
-    timer = EventTimer(device, flush_bytes=1 << 16, max_seconds=0.5)
-
-    class Flush:
-        def fill_(self, value):
-            device.launch(1e-6, 2e-6)
-
-    timer._flush = Flush()
+    timer = device.timer((1e-6, 2e-6), max_seconds=0.5)
     calls = []
     baseline = Reused(lambda: calls.append(device.launch(5e-6, 50e-6)), ("gemm", 1000, "held at 0x1000"))
     timer.choose_method(baseline)
@@ -375,13 +356,7 @@ def test_a_graph_timed_pair_replays_the_flushes_alone_once_a_round_and_each_stil
     from kt_cli.evaluate.timing import Reused
 
     device = _CapturingDevice()
-    timer = EventTimer(device, flush_bytes=1 << 16, max_seconds=0.5)
-
-    class Flush:
-        def fill_(self, value):
-            device.launch(1e-6, 30e-6)
-
-    timer._flush = Flush()
+    timer = device.timer((1e-6, 30e-6), max_seconds=0.5)
     baseline = Reused(lambda: device.launch(5e-6, 10e-6), ("gemm", 1000, "held at 0x1000"))
     assert timer.choose_method(baseline) == "graph"
     (repeat, flushes), = timer._flush_graphs.items()
