@@ -103,6 +103,35 @@ def test_epilogue_slices_are_the_hopper_gluon_kernels_alone(target, change):
                                     {**point, "EPILOGUE_N": point["BLOCK_N"]}) is None
 
 
+@pytest.mark.parametrize("regs", [24, 40, 88])
+def test_the_register_split_reaches_the_binary(regs):
+    """PRODUCER_REGS is the producer warp's register budget (setmaxnreg), and the two consumer warpgroups
+    get what is left of the SM's 64K registers: 240 a thread at 24, 232 at 40 (the default), 208 at 88."""
+    import re
+
+    from tests.test_library_compute import _sm90_ptx
+
+    ptx = _sm90_ptx("matmul", BIG_GEMM, {**GLUON, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "PRODUCER_REGS": regs},
+                    {"num_warps": 8, "num_stages": 3})
+    budgets = {int(n) for n in re.findall(r"setmaxnreg\.(?:inc|dec)\.sync\.aligned\.u32\s+(\d+);", ptx)}
+    consumers = (65536 - 128 * regs) // 256 // 8 * 8
+    assert regs in budgets and consumers in budgets  # (each consumer warpgroup's, the producer's)
+    assert not budgets - {24, regs, consumers, 240}  # nothing else: 24 and 240 are Gluon's idle and default warps
+
+
+@pytest.mark.parametrize("target,change", [
+    ("nvidia:sm_90", {"GLUON": 0, "PRODUCER_REGS": 24}),  # the TMA kernel has no producer warp
+    ("amd:gfx942", {"UNITS": 304, "TMA": 0, "PROGRAMS_PER_UNIT": 0, "BLOCK_N": 128, "num_warps": 4,
+                    "num_stages": 2, "EPILOGUE_N": 128, "PRODUCER_REGS": 88}),  # nor the AMD Gluon kernel
+])
+def test_the_register_split_is_the_hopper_gluon_kernels_alone(target, change):
+    point = {**POINT, **change}
+    broken = _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, target, point)
+    assert broken is not None and broken.startswith("PRODUCER_REGS == 40 or"), broken
+    assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, target, {**point, "PRODUCER_REGS": 40}) is None
+    assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "nvidia:sm_90", {**POINT, "PRODUCER_REGS": 88}) is None
+
+
 @pytest.mark.parametrize("recipe,sliced", [("matmul", {64}), ("matmul_fp8", {64, 128})])
 def test_seeds_keep_their_whole_c_tile_unless_they_name_slices(recipe, sliced, tmp_path):
     """A library recipe with EPILOGUE_N added to its nvidia table, widest first (the recipes leave it out:

@@ -74,6 +74,9 @@ SPACE = {
     # sm_90's Gluon kernel: the width of the C slices its epilogue stores (BLOCK_N: the whole tile). Widest
     # first: a seed that leaves it out is completed with the first value that fits, its whole tile
     "EPILOGUE_N": [256, 128, 64, 32],
+    # sm_90's Gluon kernel: the producer warp's registers (setmaxnreg), the register split between it and
+    # the consumer warpgroups, which get what is left. Today's value first: a seed that leaves it out keeps it
+    "PRODUCER_REGS": [40, 24, 56, 88],
     "UNITS": [108, 132, 142, 148, 110, 256, 304],  # nvidia sm_80/90/89/100, amd gfx90a/950/942
     "num_warps": [2, 4, 8],
     "num_stages": [2, 3, 4, 5],
@@ -104,6 +107,9 @@ CONSTRAINTS = [
     # BLOCK_N there and the search spends no trial on a copy of a point it has
     "EPILOGUE_N == BLOCK_N or (GLUON == 1 and mfma_gluon == 0 and EPILOGUE_N <= BLOCK_N"
     " and BLOCK_N % EPILOGUE_N == 0)",
+    # the register split is sm_90's Gluon kernel's alone: every other kernel keeps the default, so that
+    # the search spends no trial on a copy of a point it has
+    "PRODUCER_REGS == 40 or (GLUON == 1 and mfma_gluon == 0)",
     # the ring of num_stages A and B tiles and one C slice of the epilogue (bf16 for fp8 inputs), all in
     # shared memory at once
     "GLUON == 0 or mfma_gluon == 1 or (BLOCK_M + BLOCK_N) * BLOCK_K * dtype_bytes * num_stages"
@@ -676,7 +682,7 @@ def _tma_ready(*tensors) -> bool:
 
 _GLUON_DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
 _GLUON_FP8 = torch.float8_e4m3fn  # sm_90's Gluon kernel takes it too: A row-major, B K-major, C bf16
-PRODUCER_REGS = 40  # the producer warp's registers (setmaxnreg); the consumers get what is left
+PRODUCER_REGS = 40  # the producer warp's registers (setmaxnreg) where a point leaves the knob out
 
 
 def _gluon_ready(a, b, c) -> bool:
@@ -751,7 +757,8 @@ def launch(k, inputs, params):
     elif gluon and tma and per_unit and work is None and _gluon_ready(a, b, c):
         k.matmul_gluon_kernel[(min(tiles, params["UNITS"] * per_unit),)](
             *gluon_descriptors(a, b, c, bm, bn, bk, params.get("EPILOGUE_N", bn)), m, n, kk, GROUP_M=gm,
-            num_stages=params.get("num_stages", 3), PRODUCER_REGS=PRODUCER_REGS, B_KMAJOR=b.stride(0) == 1)
+            num_stages=params.get("num_stages", 3), PRODUCER_REGS=params.get("PRODUCER_REGS", PRODUCER_REGS),
+            B_KMAJOR=b.stride(0) == 1)
     elif per_unit and params.get("TMA", 0) and a.stride(1) == 1 and out.stride(-1) == 1 and _tma_ready(a, b, out):
         # a config that asks for the TMA on a tensor it cannot take (a row of 45 bf16 values is 90
         # bytes) runs a plain kernel below: same tiles, same K splits, same result
