@@ -20,6 +20,11 @@ What each rule defends against (docs/timing.md):
   assumes independent samples is too narrow;
 - `precise`: whether the interval reached its target before the time cap; a result that did not
   says so in the artifact and in `kt show`.
+
+What a timer keeps between timings (a device worker has one a device): the graph and probe of each
+problem's baseline op (`Reused`: the same op on the same memory for every candidate), which the
+candidates beside it share, and the graph of the flushes alone: device time spent on the protocol's
+set-up, not on a rule.
 """
 
 from __future__ import annotations
