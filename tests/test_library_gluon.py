@@ -129,7 +129,8 @@ def test_the_register_split_is_the_hopper_gluon_kernels_alone(target, change):
     broken = _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, target, point)
     assert broken is not None and broken.startswith("PRODUCER_REGS == 40 or"), broken
     assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, target, {**point, "PRODUCER_REGS": 40}) is None
-    assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "nvidia:sm_90", {**POINT, "PRODUCER_REGS": 88}) is None
+    hopper_gluon = {**POINT, "PRODUCER_REGS": 88}
+    assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "nvidia:sm_90", hopper_gluon) is None
 
 
 @pytest.mark.parametrize("recipe,sliced", [("matmul", {64}), ("matmul_fp8", {64, 128})])

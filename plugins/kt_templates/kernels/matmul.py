@@ -62,6 +62,7 @@ _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 _tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
 
 OUTPUTS = ("c",)
+PRODUCER_REGS = 40  # sm_90's Gluon kernel: the producer warp's registers (setmaxnreg) where a point leaves the knob out
 SPACE = {
     "BLOCK_M": [32, 64, 128, 256],
     "BLOCK_N": [32, 64, 128, 256],
@@ -76,7 +77,7 @@ SPACE = {
     "EPILOGUE_N": [256, 128, 64, 32],
     # sm_90's Gluon kernel: the producer warp's registers (setmaxnreg), the register split between it and
     # the consumer warpgroups, which get what is left. Today's value first: a seed that leaves it out keeps it
-    "PRODUCER_REGS": [40, 24, 56, 88],
+    "PRODUCER_REGS": [PRODUCER_REGS, 24, 56, 88],
     "UNITS": [108, 132, 142, 148, 110, 256, 304],  # nvidia sm_80/90/89/100, amd gfx90a/950/942
     "num_warps": [2, 4, 8],
     "num_stages": [2, 3, 4, 5],
@@ -109,7 +110,7 @@ CONSTRAINTS = [
     " and BLOCK_N % EPILOGUE_N == 0)",
     # the register split is sm_90's Gluon kernel's alone: every other kernel keeps the default, so that
     # the search spends no trial on a copy of a point it has
-    "PRODUCER_REGS == 40 or (GLUON == 1 and mfma_gluon == 0)",
+    f"PRODUCER_REGS == {PRODUCER_REGS} or (GLUON == 1 and mfma_gluon == 0)",
     # the ring of num_stages A and B tiles and one C slice of the epilogue (bf16 for fp8 inputs), all in
     # shared memory at once
     "GLUON == 0 or mfma_gluon == 1 or (BLOCK_M + BLOCK_N) * BLOCK_K * dtype_bytes * num_stages"
@@ -682,7 +683,6 @@ def _tma_ready(*tensors) -> bool:
 
 _GLUON_DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
 _GLUON_FP8 = torch.float8_e4m3fn  # sm_90's Gluon kernel takes it too: A row-major, B K-major, C bf16
-PRODUCER_REGS = 40  # the producer warp's registers (setmaxnreg) where a point leaves the knob out
 
 
 def _gluon_ready(a, b, c) -> bool:
