@@ -213,6 +213,38 @@ def test_measured_tuning_prunes_candidates_the_model_estimates_far_slower(fake_d
     assert "1 predicted far slower by the cost model, not sent to the device" in result.stdout
 
 
+def test_candidates_raced_out_at_their_screen_count_toward_pruning(fake_device, write, tmp_path):
+    # A screen that races a candidate out measured it: pruning starts after PRUNE_AFTER candidates reached
+    # the device, as benchmarks/rank.py validated the rule, not after PRUNE_AFTER survived their screens
+    # (most are raced out: 83 of 108 on the matmul recipe on an H100, so pruning came late or never).
+    from kt_cli.evaluate.evaluator import PRUNE_AFTER, Evaluator
+    from kt_cli.kernel import KernelSource
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.search.plan import plan_targets
+    from kt_cli.types import TrialResult, shape_key
+
+    recipe = load_recipe(dsl_recipe(write, SEEDED_ADD, space="BLOCK = [64, 128]\nnum_warps = [1]"))
+    plan, shape = plan_targets(recipe, ("fake:cpu",))[0], {"N": 4096}
+    key = (plan.spec.name, shape_key(shape))
+
+    def measured(raced_out: bool) -> TrialResult:
+        return TrialResult("ok", {"BLOCK": 64, "num_warps": 1}, plan.spec.name, shape, "measured", value=1e-6,
+                           stats={"ci_low": 1e-6, "ci_high": 1e-6, "median": 1e-6, "raced_out": raced_out,
+                                  "device": plan.device.name, "estimate": {"seconds": 1e-6}})
+
+    evaluator = Evaluator(KernelSource(str(tmp_path / "kernel.py"), "dsl", "kernel"), recipe, [], 60)
+    try:
+        far_slower = {"seconds": 10 * PRUNE_RATIO * 1e-6}
+        evaluator.observe(plan, measured(raced_out=False))
+        assert not evaluator._predicted_far_slower(key, far_slower)  # one measured: too few to prune
+        for _ in range(PRUNE_AFTER - 1):
+            evaluator.observe(plan, measured(raced_out=True))
+        assert "the cost model estimates" in evaluator._predicted_far_slower(key, far_slower)
+        assert not evaluator._predicted_far_slower(key, {"seconds": 1.2e-6})  # within the ratio: timed
+    finally:
+        evaluator.close()
+
+
 def _trials(artifact_dir) -> list[dict]:
     (path,) = [p for p in artifact_dir.rglob("trials.jsonl")]
     return [json.loads(line) for line in path.read_text().splitlines()]

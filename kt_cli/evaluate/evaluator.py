@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from kt_cli.search.plan import TargetPlan
 
 RACE_MARGIN = 0.03  # a candidate races on while its interval reaches within 3% of the best one's; None: no racing
-# Pruning: once PRUNE_AFTER candidates of a problem are timed, one the cost model estimates more than
+# Pruning: once PRUNE_AFTER candidates of a problem are measured (raced out or timed fully), one the cost model estimates more than
 # PRUNE_RATIO times the estimate of the fastest one so far is not sent to the device (kind `pruned`).
 # The ratio is chosen on the stored measurements (benchmarks/rank.py --prune; docs/costmodel.md).
 PRUNE_RATIO = 1.5
@@ -95,7 +95,7 @@ class Evaluator:
         self._refusals: dict = {}  # shape key of a stand-in -> why the module cannot make a run there ("": it can)
         self.race = Race()  # per (target, shape key): the best fully timed interval
         self.fastest_estimate: dict = {}  # (target, shape key) -> the cost model's estimate of that candidate
-        self.timed: dict = {}  # (target, shape key) -> candidates fully timed
+        self.timed: dict = {}  # (target, shape key) -> candidates the device measured (raced out or timed fully)
         self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from inspect_module
         self.peak_dtype = recipe.problem.dtype  # which peak the kernel's FLOPs run at, from inspect_module
         self.kernel_arguments: frozenset = frozenset()  # every @triton.jit argument name, from inspect_module
@@ -239,12 +239,17 @@ class Evaluator:
             self._learn(result)
 
     def _learn(self, result: TrialResult) -> None:
-        """Count a fully timed candidate and keep the best interval's upper end (the race's bound) and
-        its estimate (the pruning's reference)."""
-        if result.failure_kind != "ok" or result.mode != "measured" or result.stats.get("raced_out"):
+        """Count a candidate the device measured, raced out at its screen or timed fully (the count
+        benchmarks/rank.py replays the pruning rule with: every candidate sent to the device; counting
+        only the fully timed ones, as until 2026-11-27, left pruning off while screens raced candidates
+        out), and keep the best fully timed interval's upper end (the race's bound) and its estimate
+        (the pruning's reference)."""
+        if result.failure_kind != "ok" or result.mode != "measured":
             return
         key = (result.target, shape_key(result.shape))
         self.timed[key] = self.timed.get(key, 0) + 1
+        if result.stats.get("raced_out"):
+            return
         if self.race.timed(key, self.race.interval(key, result.stats)[2]):
             self.fastest_estimate[key] = result.stats.get("estimate", {}).get("seconds")
 
