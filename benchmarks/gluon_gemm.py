@@ -8,7 +8,13 @@ the anchors with triton.testing.do_bench (median; do_bench clears the L2 between
 best configuration per shape with its ratio to each anchor.
 
     python benchmarks/gluon_gemm.py [--dtype bfloat16|float8_e4m3] [--sizes 4096 8192 1000] [--json OUT]
-                                    [--dry-run]
+                                    [--configs N] [--producer-regs 40 24 56 88] [--dry-run]
+
+--configs N keeps the first N configurations of the grid (the best-known first). --producer-regs times
+each configuration at each of these register budgets of the producer warp (setmaxnreg; the consumer
+warpgroups get what is left: the library's PRODUCER_REGS knob), one after another and then again in
+the reverse order, so that a clock drifting during the run weighs on each value alike; a row's `ms` is
+the mean of its two medians.
 
 --dry-run checks that the imports work (torch, Triton's Gluon, the kernel module) and exits 0; no GPU.
 """
@@ -52,14 +58,14 @@ def shared_bytes(bm, bn, bk, stages, dtype_bytes) -> int:
     return (bm + bn) * bk * dtype_bytes * stages + bm * bn * 2 + 1024
 
 
-def run_config(mod, a, b, c, config, units: int) -> None:
+def run_config(mod, a, b, c, config, units: int, producer_regs: int) -> None:
     import triton
 
     bm, bn, bk, stages, warps, group_m = config
     (m, k), n = a.shape, b.shape[1]
     grid = (min(triton.cdiv(m, bm) * triton.cdiv(n, bn), units),)
     mod.matmul_gluon_kernel[grid](*mod.gluon_descriptors(a, b, c, bm, bn, bk, bn), m, n, k, GROUP_M=group_m,
-                                  num_stages=stages, PRODUCER_REGS=mod.PRODUCER_REGS, num_warps=warps,
+                                  num_stages=stages, PRODUCER_REGS=producer_regs, num_warps=warps,
                                   B_KMAJOR=b.stride(0) == 1)
 
 
@@ -87,7 +93,7 @@ def inputs(size: int, dtype: str):
     return a, b, {"_scaled_mm": scaled(False), "_scaled_mm fast_accum": scaled(True)}
 
 
-def bench_shape(mod, size: int, units: int, dtype: str) -> dict:
+def bench_shape(mod, size: int, units: int, dtype: str, configs: list, budgets: list) -> dict:
     import torch
     import triton
 
@@ -96,23 +102,34 @@ def bench_shape(mod, size: int, units: int, dtype: str) -> dict:
     c = torch.empty(size, size, device="cuda", dtype=torch.bfloat16)
     anchor_ms = {name: triton.testing.do_bench(fn, return_mode="median") for name, fn in anchors.items()}
     rows = []
-    for config in CONFIGS[dtype]:
-        row = {"config": dict(zip(("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages", "num_warps", "GROUP_M"), config))}
+    for config in configs:
+        named = dict(zip(("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages", "num_warps", "GROUP_M"), config))
         if shared_bytes(*config[:4], a.element_size()) > SHARED_LIMIT:
-            rows.append({**row, "error": "shared memory"})
+            rows.append({"config": named, "error": "shared memory"})
             continue
-        try:
-            c.fill_(float("nan"))
-            run_config(mod, a, b, c, config, units)
-            torch.cuda.synchronize()
-            row.update(errors(c, ref))
-            row["ok"] = bool(row["max_rel_err"] <= TOLERANCE[dtype] and not torch.isnan(c).any())
-            row["ms"] = triton.testing.do_bench(lambda: run_config(mod, a, b, c, config, units), return_mode="median")
-            row["tflops"] = 2 * size**3 / row["ms"] / 1e9
-        except Exception as exc:  # noqa: BLE001 - a config that fails is a row of the table, not the end
-            row["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
-        rows.append(row)
-        print(f"  {size}: {row}", flush=True)
+        group = [{"config": {**named, "PRODUCER_REGS": regs}, "medians": []} for regs in budgets]
+        for order in (group, group[::-1]):
+            for row in order:
+                if "error" in row:
+                    continue
+                regs = row["config"]["PRODUCER_REGS"]
+                try:
+                    if not row["medians"]:
+                        c.fill_(float("nan"))
+                        run_config(mod, a, b, c, config, units, regs)
+                        torch.cuda.synchronize()
+                        row.update(errors(c, ref))
+                        row["ok"] = bool(row["max_rel_err"] <= TOLERANCE[dtype] and not torch.isnan(c).any())
+                    row["medians"].append(triton.testing.do_bench(
+                        lambda: run_config(mod, a, b, c, config, units, regs), return_mode="median"))
+                except Exception as exc:  # noqa: BLE001 - a config that fails is a row of the table, not the end
+                    row["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+        for row in group:
+            if row["medians"] and "error" not in row:
+                row["ms"] = sum(row["medians"]) / len(row["medians"])
+                row["tflops"] = 2 * size**3 / row["ms"] / 1e9
+            rows.append(row)
+            print(f"  {size}: {row}", flush=True)
     # the anchors again after the configs: a clock that drifted during the run shows as a difference
     anchor_after = {name: triton.testing.do_bench(fn, return_mode="median") for name, fn in anchors.items()}
     good = [r for r in rows if r.get("ok")]
@@ -123,7 +140,7 @@ def bench_shape(mod, size: int, units: int, dtype: str) -> dict:
 
 
 def print_table(results: list) -> None:
-    print(f"{'M=N=K':>6} {'best config (BM,BN,BK,stages,warps,GROUP_M)':>44} {'gluon ms':>9} {'TFLOP/s':>8} "
+    print(f"{'M=N=K':>6} {'best config (BM,BN,BK,stages,warps,GROUP_M,regs)':>44} {'gluon ms':>9} {'TFLOP/s':>8} "
           f"{'max rel err':>11}  anchors: ms (after the configs), anchor / gluon")
     for r in results:
         best = r["best"]
@@ -136,11 +153,28 @@ def print_table(results: list) -> None:
         print(f"{r['size']:>6} {cfg:>44} {best['ms']:>9.4f} {best['tflops']:>8.1f} {best['max_rel_err']:>11.2e}  {anchors}")
 
 
+def print_budgets(results: list, default: int) -> None:
+    """Each configuration's time at each producer register budget over its time at `default`."""
+    for r in results:
+        by_config: dict = {}
+        for row in r["rows"]:
+            if "ms" in row:
+                config = {k: v for k, v in row["config"].items() if k != "PRODUCER_REGS"}
+                by_config.setdefault(tuple(config.values()), {})[row["config"]["PRODUCER_REGS"]] = row["ms"]
+        for config, times in by_config.items():
+            if default in times and len(times) > 1:
+                shown = ", ".join(f"{regs}: {ms:.4f} ms ({ms / times[default]:.3f}x)" for regs, ms in times.items())
+                print(f"{r['size']:>6} {','.join(map(str, config))}: {shown}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dtype", choices=sorted(CONFIGS), default="bfloat16")
     parser.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192, 1000])
     parser.add_argument("--json", help="write every row here")
+    parser.add_argument("--configs", type=int, help="only the first N configurations of the grid")
+    parser.add_argument("--producer-regs", type=int, nargs="+",
+                        help="time each configuration at each of these producer register budgets")
     parser.add_argument("--dry-run", action="store_true", help="check the imports and exit")
     args = parser.parse_args()
     import torch
@@ -155,8 +189,11 @@ def main() -> int:
         return 2
     props = torch.cuda.get_device_properties(0)
     print(f"{props.name}, torch {torch.__version__}, triton {triton.__version__}", flush=True)
-    results = [bench_shape(mod, size, props.multi_processor_count, args.dtype) for size in args.sizes]
+    configs = CONFIGS[args.dtype][:args.configs]
+    budgets = args.producer_regs or [mod.PRODUCER_REGS]
+    results = [bench_shape(mod, size, props.multi_processor_count, args.dtype, configs, budgets) for size in args.sizes]
     print_table(results)
+    print_budgets(results, mod.PRODUCER_REGS)
     if args.json:
         Path(args.json).write_text(json.dumps({"device": props.name, "torch": torch.__version__,
                                                "triton": triton.__version__, "results": results}, indent=1))
