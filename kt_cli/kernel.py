@@ -131,6 +131,13 @@ class Kernel:
     def attr(self, name: str, default=None):
         return getattr(self.module, name, default)
 
+    def main_launch(self, launches: list):
+        """The launch that does the work, whose resources and grid the cost model reads: the first one, or
+        the first whose kernel the module does not name in SETUP_KERNELS (launches that prepare the main
+        one's input first, as a sequence kernel's projection of every step's input)."""
+        setup = set(self.attr("SETUP_KERNELS", ()))
+        return next((launch for launch in launches if launch.fn.__name__ not in setup), launches[0])
+
     def make_inputs(self, shape: dict, dtype: str, tensors) -> dict:
         return self.fn("make_inputs")(dict(shape), torch_dtype(dtype), tensors)
 

@@ -112,6 +112,35 @@ def test_a_slow_compile_ends_at_its_deadline_and_does_not_hold_up_the_others(wri
     assert "slow_compile 1" in result.stdout and "BLOCK=4096" not in result.stdout
 
 
+# ROW_NORM after a launch that spills nothing: the spilling launch is not the first
+SCALED_THEN_NORM = ROW_NORM.replace('''
+
+def make_inputs(shape, dtype, t):''', '''
+
+@triton.jit
+def halve(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 0.5, mask=offs < n)
+
+
+def make_inputs(shape, dtype, t):''').replace('''    m, n = inputs["x"].shape
+    k.norm_rows''', '''    m, n = inputs["x"].shape
+    k.halve[(triton.cdiv(m * n, 128),)](inputs["out"], m * n, BLOCK=128)
+    k.norm_rows''')
+
+
+def test_a_later_launch_over_the_spill_cap_ends_the_candidate_as_spills(write, tmp_path):
+    # every launch's binary is read for spills, not only the first one's (until 2026-11-27 a sequence
+    # kernel's recurrence, launched after its input projection, could spill unseen)
+    recipe = dsl_recipe(write, SCALED_THEN_NORM, space="BLOCK = [8192]\nnum_warps = [1, 4]",
+                        shapes="[{M = 4, N = 8192}]", extra='sampler = "grid"\nmax_spill_bytes = 256', trials=2)
+    result = kt("tune", recipe, "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    by_warps = {t["params"]["num_warps"]: t for t in _trials(tmp_path / "art")}
+    assert by_warps[4]["failure_kind"] == "ok"
+    assert by_warps[1]["failure_kind"] == "spills" and by_warps[1]["resources"]["spill_bytes"] > 256
+
+
 def test_a_candidate_over_the_spill_cap_ends_as_spills_and_never_wins(write, tmp_path):
     recipe = dsl_recipe(write, ROW_NORM, space="BLOCK = [8192]\nnum_warps = [1, 4]", shapes="[{M = 4, N = 8192}]",
                         extra='sampler = "grid"\nmax_spill_bytes = 256', trials=2)

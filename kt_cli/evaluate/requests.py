@@ -241,10 +241,10 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
     check_pristine("the launch")  # recording ran the candidate's launch code in this (shared) worker
     if not launches:
         raise WorkerFailure("invalid", "launch function launched no kernel")
-    main = launches[0]  # by the kernel protocol, the first launch does the work; later ones finish it
-    worst, main_compiled = _compile_launches(vendor, launches, target)
-    if max_spill_bytes is not None and spill_breach(worst.to_json(), max_spill_bytes):
-        return {"resources": worst.to_json(), "programs": main.programs, "launches": len(launches),
+    main = kernel.main_launch(launches)  # by the kernel protocol the first, unless the module names it a setup launch
+    worst, main_compiled, spilled = _compile_launches(vendor, launches, main, target)
+    if max_spill_bytes is not None and spill_breach(spilled.to_json(), max_spill_bytes):
+        return {"resources": spilled.to_json(), "programs": main.programs, "launches": len(launches),
                 "compile_seconds": time.perf_counter() - started}
     read_mix = candidate.mode == "estimated" or vendor.model_prunes(target)  # read by the cost model
     with ThreadPoolExecutor(max_workers=1) as reader:  # the mix (a disassembler's run) beside the next compiles
@@ -270,9 +270,11 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
     return result
 
 
-def _compile_launches(vendor, launches: list, target) -> tuple[Resources, object]:
-    """Compile every launch for `target` (each must fit its limits): the first launch's resources and
-    binary. Raises WorkerFailure(invalid/compile_error)."""
+def _compile_launches(vendor, launches: list, main, target) -> tuple[Resources, object, Resources]:
+    """Compile every launch for `target` (each must fit its limits): the main launch's resources and
+    binary, and the resources of the launch that spills the most (the main one where none spills more).
+    Raises WorkerFailure(invalid/compile_error)."""
+    spilled = None
     for launch in launches:
         try:
             compiled = vendor.compile(launch, target)
@@ -282,9 +284,13 @@ def _compile_launches(vendor, launches: list, target) -> tuple[Resources, object
         problem = limit_breach(resources, target)
         if problem:
             raise WorkerFailure("invalid", f"{launch.fn.__name__}: {problem}")
-        if launch is launches[0]:
-            main = resources, compiled
-    return main
+        if launch is main:
+            main_resources, main_compiled = resources, compiled
+        if spilled is None or resources.spill_bytes > spilled.spill_bytes:
+            spilled = resources
+    if spilled.spill_bytes <= main_resources.spill_bytes:
+        spilled = main_resources
+    return main_resources, main_compiled, spilled
 
 
 def compile_shapes(source, candidate, target, shapes: tuple) -> dict:
