@@ -54,7 +54,7 @@ def estimate(record: dict) -> dict:
     peaks = vendor.device_peaks(Device(target.vendor, 0, record["device"], record["target"], {}))
     f = record["features"]
     work = dict(f["work"])  # points stored before kt recorded items and written bytes: from the module
-    if "items" not in work:
+    if not work.get("items"):  # stored before kt recorded them, or before the module declared them
         work["items"] = work_items(record)
     if "written_bytes" not in work:
         work["written_bytes"] = written_bytes(record)
@@ -72,7 +72,7 @@ def use_calibrations(paths) -> None:
 
 
 def work_items(record: dict) -> float:
-    """The kernel module's work_items for a stored point measured before kt recorded them (0: none)."""
+    """The kernel module's work_items for a stored point recorded without them (0: none)."""
     kernel = _module(record["kernel"])
     return kernel.work_items(record["shape"], record["dtype"], record["params"]) if kernel else 0.0
 

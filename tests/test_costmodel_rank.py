@@ -16,8 +16,8 @@ from tests.conftest import ROOT
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import rank  # noqa: E402
 
-FLOORS = {"rho_median": 0.58, "rho_worst": 0.3, "winner_within_10pct": 0.72, "top8_recall": 0.9,
-          "error_median": 0.15, "ties": 275}
+FLOORS = {"rho_median": 0.6, "rho_worst": 0.34, "winner_within_10pct": 0.72, "top8_recall": 0.9,
+          "error_median": 0.15, "ties": 255}
 # The model this replaced (a roofline x occupancy x waves), on the same data: rho median 0.11 (H200) and
 # 0.31 (H100), winner within 10% on 36% and 8% of problems, top-8 recall 0.86 and 0.69, error 30% and
 # 59%, 598 and 1230 ties.
@@ -30,28 +30,30 @@ FLOORS = {"rho_median": 0.58, "rho_worst": 0.3, "winner_within_10pct": 0.72, "to
 RESULTS = ROOT / "benchmarks" / "results"
 FRESH = {
     "s9": (RESULTS / "rank_fresh_h100_s9.jsonl", RESULTS / "calibrate_h100_s9.json", 12,
-           {"rho_median": 0.87, "rho_worst": -0.25, "winner_within_10pct": 0.9, "top8_recall": 1.0,
-            "error_median": 0.2, "ties": 34}),
+           {"rho_median": 0.87, "rho_worst": -0.25, "winner_within_10pct": 0.95, "top8_recall": 1.0,
+            "error_median": 0.18, "ties": 26}),
     "s8": (RESULTS / "rank_fresh_h100_s8.jsonl", RESULTS / "calibrate_h100_s8.json", 8,
            {"rho_median": 0.8, "rho_worst": 0.65, "winner_within_10pct": 0.74, "top8_recall": 1.0,
-            "error_median": 0.17, "ties": 28}),
+            "error_median": 0.17, "ties": 27}),
     # three measured matmul searches on an H200 (2026-11-26, results/s14/final), not calibrated: the
     # model misses most targets there (docs/costmodel.md), these floors only keep it from getting worse
     "s14": (RESULTS / "rank_fresh_h200_s14.jsonl", None, 3,
             {"rho_median": 0.58, "rho_worst": 0.5, "winner_within_10pct": 0.33, "top8_recall": 0.66,
              "error_median": 0.12, "ties": 345}),
     # random points of matmul, attention and lstm on an H100 (2026-11-26, seventh session), calibrated
-    # in the same call, measured after the MMA issue factor was built: never developed or fitted on
+    # in the same call, measured after the MMA issue factor was built: never developed or fitted on (the
+    # factor for warps issuing their own mma.sync, seventeenth session, took its rho median 0.78 -> 0.86)
     "s18": (RESULTS / "rank_fresh_h100_s18.jsonl", RESULTS / "calibrate_h100_s18b.json", 9,
-            {"rho_median": 0.76, "rho_worst": 0.45, "winner_within_10pct": 0.55, "top8_recall": 1.0,
+            {"rho_median": 0.84, "rho_worst": 0.48, "winner_within_10pct": 0.55, "top8_recall": 1.0,
              "error_median": 0.28, "ties": 36}),
     # random points of nine memory-bound and step kernels on an H100 (2026-11-27, sixteenth session,
     # results/s27), calibrated in the same call, each value a candidate's ratio to its baseline timed
     # beside it: the model was neither developed nor fitted on them (axpy's and gemv's configs lie within a
-    # few percent of each other: their rho is noise)
+    # few percent of each other: their rho is noise). One row's loads in flight a program walking rows
+    # (seventeenth session) took its rho median from 0.70 to 0.80 and its ties from 88 to 46
     "s27": (RESULTS / "rank_fresh_h100_s27.jsonl", RESULTS / "calibrate_h100_s27.json", 13,
-            {"rho_median": 0.66, "rho_worst": -0.5, "winner_within_10pct": 0.75, "top8_recall": 1.0,
-             "error_median": 0.1, "ties": 96}),
+            {"rho_median": 0.78, "rho_worst": -0.5, "winner_within_10pct": 0.75, "top8_recall": 1.0,
+             "error_median": 0.1, "ties": 50}),
     # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
     # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
     # 4096^3 and 8192^3 down) while it raised every other run's (docs/costmodel.md)

@@ -6,7 +6,8 @@ Each program's share of the work is served by four resources:
 
 - DRAM: the problem's unique bytes (plus spills, plus re-reads that miss L2), at the smaller of the
   unit's share of DRAM bandwidth and what its bytes in flight sustain over the loaded DRAM latency and
-  the program's own instruction time (Little's law: rate = bytes in flight / latency);
+  the program's own instruction time (Little's law: rate = bytes in flight / latency); a program that
+  walks several pieces of work one after another (rows, persistent tiles) has one piece's in flight;
 - L2: every byte the programs request (the kernel's `traffic`: tile re-reads, second passes), at the
   unit's share of L2 bandwidth or bytes in flight over the L2 latency; re-reads hit L2 while the
   resident programs' working set fits in it;
@@ -97,18 +98,20 @@ def mma_fraction(mix: dict, properties: dict) -> float | None:
 def mma_issue_factor(mix: dict, warps_per_unit: int, unit_rate: float, clock: float, properties: dict) -> float:
     """How much longer a unit's MMAs take than its rate says when too few groups of warps take turns
     issuing them. A group (`mma_group_warps`: an NVIDIA warpgroup, whose MMAs use the whole SM's tensor
-    cores; on AMD a wave on each of the CU's SIMDs) issues one pass of its main loop's MMAs
-    (`loop_mma_flops`, the group's, vendor.innermost_mma_loop) at the unit's rate, then runs the pass's
-    other instructions, barrier waits, addresses and the hand-off of the next stage, one dependent
-    instruction after another, before it issues the next pass; another group's MMAs fill that gap, a
-    lone group's do not. With G groups on a unit: max(1, (1 + other / mma) / G). 1 where the compiled
-    code shows no such loop."""
+    cores; a warp issuing its own mma.sync to its scheduler's tensor core; on AMD a wave on each of the
+    CU's SIMDs) issues one pass of its main loop's MMAs (`loop_mma_flops`, the group's,
+    vendor.innermost_mma_loop) at its share of the unit's rate (a group of fewer warps than the unit has
+    schedulers feeds only their tensor cores), then runs the pass's other instructions, barrier waits,
+    addresses and the hand-off of the next stage, one dependent instruction after another, before it
+    issues the next pass; another group on the same tensor cores fills that gap, a lone group's do not.
+    With G such groups: max(1, (1 + other / mma) / G). 1 where the compiled code shows no such loop."""
     flops, instructions, group = mix.get("loop_mma_flops"), mix.get("loop_instructions"), mix.get("mma_group_warps")
     if not (flops and instructions and group):
         return 1.0
-    mma_s = flops / unit_rate
+    schedulers = _prop(properties, "schedulers_per_unit")
+    mma_s = flops / (unit_rate * min(group, schedulers) / schedulers)
     other_s = (instructions - mix.get("loop_mmas", 0)) * _prop(properties, "dependent_issue_cycles") / clock
-    groups = max(1, warps_per_unit // group)
+    groups = max(1, warps_per_unit // max(group, int(schedulers)))
     return max(1.0, (1.0 + other_s / mma_s) / groups)
 
 
@@ -147,11 +150,18 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
 
     dram_bw = peaks.get("dram_bytes_per_s", 1e12) * _prop(properties, "dram_attainable")
     l2_bw = properties.get("l2_bytes_per_s") or dram_bw * _prop(properties, "l2_bytes_per_s_per_dram")
+    written = min(work.written_bytes, work.unique_bytes)
+    dram_bytes = dram_traffic(work, resources, properties, programs, active, resident)
     # Loads wait for their data: they move at most the bytes in flight per latency (Little's law).
     # Stores are posted (nothing waits on them): the outputs written take only their share of the bandwidth.
-    dram_rate = in_flight / (_prop(properties, "dram_latency_s") + own)
+    # A program that walks several pieces of work one after another (more items than programs: the rows
+    # of a row kernel, the tiles of a persistent grid) has at most one piece's DRAM loads in flight,
+    # whatever its static loads span (lanes masked off past a row's end, weights re-read from cache).
+    dram_in_flight = in_flight
+    if work.items > programs:
+        dram_in_flight = min(in_flight, resident * (dram_bytes - written) / work.items)
+    dram_rate = dram_in_flight / (_prop(properties, "dram_latency_s") + own)
     l2_rate = in_flight / (_prop(properties, "l2_latency_s") + own)
-    written = min(work.written_bytes, work.unique_bytes)
 
     fraction = mma_fraction(mix, properties)
     if fraction is None:  # no tensor instructions: the vector units' rate
@@ -161,7 +171,6 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     feed = min(1.0, resident * warps / schedulers)  # a scheduler without a warp leaves its MMA unit idle
     math_rate = peak * _prop(properties, "math_attainable") / units * feed
 
-    dram_bytes = dram_traffic(work, resources, properties, programs, active, resident)
     requested = max(work.requested_bytes, work.unique_bytes)
     dram_s = per_unit * max((dram_bytes - written) / dram_rate, dram_bytes / (dram_bw / active)) / programs
     l2_s = per_unit * max((requested - written) / l2_rate, requested / (l2_bw / active)) / programs

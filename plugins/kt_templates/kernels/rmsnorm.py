@@ -130,6 +130,11 @@ def traffic(shape, dtype, params):
     return (passes + 1.0) * shape["M"] * shape["N"] * dtype.itemsize + shape["N"] * dtype.itemsize
 
 
+def work_items(shape, dtype, params):
+    """Rows: a program walks its ROWS rows one after another (the cost model: one row's loads in flight)."""
+    return float(shape["M"])
+
+
 def shape_of(inputs):
     m, n = inputs["x"].shape
     return {"M": m, "N": n}
