@@ -100,6 +100,9 @@ def test_a_program_walking_its_rows_one_after_another_has_one_rows_loads_in_flig
     tied = [estimate(rows, r)["seconds"] for r in (1, 2, 4)]
     assert tied[0] == pytest.approx(tied[2], rel=0.01)
     assert by_resident[2] == pytest.approx(tied[2], rel=0.01)  # enough rows in flight: DRAM's bandwidth
+    fill = Work(flops=0.0, unique_bytes=rows.written_bytes, requested_bytes=rows.written_bytes,
+                written_bytes=rows.written_bytes, items=32768.0)  # only writes: no load to wait on
+    assert estimate(fill, 1)["seconds"] > 0
 
 
 def test_a_warp_issuing_its_own_mmas_feeds_only_its_schedulers_tensor_core():

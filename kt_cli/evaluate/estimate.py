@@ -158,7 +158,7 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     # of a row kernel, the tiles of a persistent grid) has at most one piece's DRAM loads in flight,
     # whatever its static loads span (lanes masked off past a row's end, weights re-read from cache).
     dram_in_flight = in_flight
-    if work.items > programs:
+    if work.items > programs and dram_bytes > written:  # (a kernel that only writes waits on no load)
         dram_in_flight = min(in_flight, resident * (dram_bytes - written) / work.items)
     dram_rate = dram_in_flight / (_prop(properties, "dram_latency_s") + own)
     l2_rate = in_flight / (_prop(properties, "l2_latency_s") + own)
