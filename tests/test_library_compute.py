@@ -184,7 +184,7 @@ def test_split_k_is_pruned_where_tiles_already_fill_the_gpu():
 
 
 @pytest.mark.parametrize("recipe", ["matmul", "matmul_fp16", "matmul_fp32", "matmul_fp8", "attention",
-                                    "attention_gqa", "lstm", "gru", "lstm_seq", "gru_seq", "lstm_heads"])
+                                    "attention_gqa", "lstm", "gru", "lstm_seq", "gru_seq", "lstm_heads", "gru_heads"])
 def test_library_recipe_has_valid_points_for_every_target_and_shape(recipe):
     r = load_recipe(ROOT / "recipes" / f"{recipe}.toml")
     info = inspect_module(r.kernel["name"], r.problem.dtype, list(r.problem.shapes))

@@ -1,5 +1,5 @@
-"""The sequence-fused recurrent kernels of the library (lstm_seq, gru_seq, lstm_heads: the time loop
-inside one launch): the float64 references against torch.nn.LSTM / nn.GRU, interpreter verification on
+"""The sequence-fused recurrent kernels of the library (lstm_seq, gru_seq, lstm_heads, gru_heads: the
+time loop inside one launch): the float64 references against torch.nn.LSTM / nn.GRU, interpreter verification on
 ragged shapes, cross-compilation for nvidia and amd at the recipes' largest shape, recipes."""
 
 import pytest
@@ -92,7 +92,7 @@ def test_first_valid_point_cross_compiles_at_the_recipe_largest_shape(name, targ
     assert out["estimate"]["seconds"] > 0
 
 
-@pytest.mark.parametrize("recipe", ["lstm_seq", "gru_seq", "lstm_heads"])
+@pytest.mark.parametrize("recipe", ["lstm_seq", "gru_seq", "lstm_heads", "gru_heads"])
 def test_recipe_ships_with_the_library(recipe):
     # feasible points for every target and shape: test_library_compute.py's recipe test covers these too
     from kt_cli.recipe.library import library_recipes
@@ -101,60 +101,69 @@ def test_recipe_ships_with_the_library(recipe):
 
 
 HEADS_SHAPE = {"T": 1024, "B": 16, "NH": 16, "DH": 64, "I": 1024}  # recipes/lstm_heads.toml's largest
+HEADS = ["lstm_heads", "gru_heads"]
 
 
-def _heads_lstm(inputs: dict, w_hh):
-    """nn.LSTM (float64) with `w_hh` as its W_hh on the heads' inputs: (y, h_n, c_n)."""
+def _torch_rnn(name: str, inputs: dict, w_hh) -> dict:
+    """nn.LSTM / nn.GRU (float64) with `w_hh` as its W_hh on the heads' inputs: their outputs by name."""
     size, hidden = inputs["x"].shape[2], inputs["h0"].shape[1]
-    module = torch.nn.LSTM(size, hidden, dtype=torch.float64)
+    module = (torch.nn.LSTM if name == "lstm_heads" else torch.nn.GRU)(size, hidden, dtype=torch.float64)
     with torch.no_grad():
-        for name, value in (("weight_ih_l0", inputs["w_ih"]), ("weight_hh_l0", w_hh), ("bias_ih_l0", inputs["b_ih"]),
-                            ("bias_hh_l0", inputs["b_hh"])):
-            getattr(module, name).copy_(value)
-        y, (h_n, c_n) = module(inputs["x"], (inputs["h0"][None], inputs["c0"][None]))
-    return y, h_n[0], c_n[0]
+        for param, value in (("weight_ih_l0", inputs["w_ih"]), ("weight_hh_l0", w_hh), ("bias_ih_l0", inputs["b_ih"]),
+                             ("bias_hh_l0", inputs["b_hh"])):
+            getattr(module, param).copy_(value)
+        if name == "lstm_heads":
+            y, (h_n, c_n) = module(inputs["x"], (inputs["h0"][None], inputs["c0"][None]))
+            return {"y": y, "h_n": h_n[0], "c_n": c_n[0]}
+        y, h_n = module(inputs["x"], inputs["h0"][None])
+        return {"y": y, "h_n": h_n[0]}
 
 
-def test_heads_reference_is_nn_lstm_with_a_block_diagonal_w_hh():
+@pytest.mark.parametrize("name", HEADS)
+def test_heads_reference_is_the_torch_rnn_with_a_block_diagonal_w_hh(name):
     from kt_cli.kernel import Kernel, Tensors
 
-    kernel = Kernel.load(template("lstm_heads"))
+    kernel = Kernel.load(template(name))
+    gates = 4 if name == "lstm_heads" else 3
     for shape in ({"T": 4, "B": 3, "NH": 3, "DH": 5, "I": 7}, {"T": 3, "B": 2, "NH": 1, "DH": 6, "I": 4}):
         inputs = {n: v.double() for n, v in kernel.make_inputs(shape, "float32", Tensors("cpu", 0)).items()}
         full = kernel.module.block_diagonal(inputs["w_hh"])
         hidden = shape["NH"] * shape["DH"]
-        assert full.shape == (4 * hidden, hidden)
+        assert full.shape == (gates * hidden, hidden)
         head_of = torch.arange(hidden) // shape["DH"]  # a unit's head; row g * H + unit
-        off_block = head_of.repeat(4)[:, None] != head_of[None, :]
+        off_block = head_of.repeat(gates)[:, None] != head_of[None, :]
         assert not full[off_block].any()  # a head's gates read only its own units of h
-        if shape["NH"] == 1:  # one head: nn.LSTM's own W_hh
+        if shape["NH"] == 1:  # one head: the torch RNN's own W_hh
             torch.testing.assert_close(full, inputs["w_hh"][0], rtol=0, atol=0)
-        ref = kernel.reference(inputs)
-        for name, expected in zip(("y", "h_n", "c_n"), _heads_lstm(inputs, full)):
-            torch.testing.assert_close(ref[name], expected, rtol=1e-12, atol=1e-12)
-        for name, got in zip(("y", "h_n", "c_n"), kernel.module.baseline(inputs)):  # the baseline computes it too
-            torch.testing.assert_close(got, ref[name], rtol=1e-12, atol=1e-12)
+        ref, expected = kernel.reference(inputs), _torch_rnn(name, inputs, full)
+        assert set(ref) == set(expected)
+        for out in ref:
+            torch.testing.assert_close(ref[out], expected[out], rtol=1e-12, atol=1e-12)
+        for out, got in zip(kernel.module.OUTPUTS, kernel.module.baseline(inputs)):  # the baseline computes it too
+            torch.testing.assert_close(got, ref[out], rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", HEADS)
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
-def test_heads_sequence_is_right_on_ragged_shapes(dtype):
+def test_heads_sequence_is_right_on_ragged_shapes(name, dtype):
     # DH = 24 padded to 32 (the padded units' weights and h stay 0), three heads; B = 3 and 19 leave batch
     # rows masked (19: two batch tiles)
-    result = verify("lstm_heads", dtype, {"BLOCK_B": 16, "num_warps": 4, "num_stages": 2})
+    result = verify(name, dtype, {"BLOCK_B": 16, "num_warps": 4, "num_stages": 2})
     assert result["worst_excess"] <= 1
     assert {"T": 5, "B": 3, "NH": 3, "DH": 24, "I": 20} in result["shapes"]
 
 
 @pytest.mark.parametrize("target", ["nvidia:sm_90", "amd:gfx942", "amd:gfx950"])
-def test_heads_cross_compile_one_program_a_head_and_batch_tile(target):
+@pytest.mark.parametrize("name", HEADS)
+def test_heads_cross_compile_one_program_a_head_and_batch_tile(name, target):
     from kt_cli.kernel import Kernel, record_launches
 
     params = {"BLOCK_B": 16, "num_warps": 4, "num_stages": 2}
-    out = compile_for("lstm_heads", target, HEADS_SHAPE, "bfloat16", params)
+    out = compile_for(name, target, HEADS_SHAPE, "bfloat16", params)
     assert out["launches"] == 2  # the input projection of every step, then the heads' recurrence
     assert out["programs"] == 16  # the recurrence is the main launch: 16 heads x one batch tile of 16 rows
     assert out["resources"]["spill_bytes"] == 0 and out["resources"]["registers"] > 0
-    projection, recurrence = record_launches(Kernel.load(template("lstm_heads")), HEADS_SHAPE, "bfloat16",
+    projection, recurrence = record_launches(Kernel.load(template(name)), HEADS_SHAPE, "bfloat16",
                                              {"BLOCK_B": 16}, {"num_warps": 4, "num_stages": 2})
-    assert recurrence.fn.__name__ == "lstm_heads_kernel" and recurrence.grid == (16, 1)
+    assert recurrence.fn.__name__ == f"{name}_kernel" and recurrence.grid == (16, 1)
     assert recurrence.args["DH_PAD"] == 64 and out["estimate"]["seconds"] > 0

@@ -1,0 +1,221 @@
+"""A multi-head GRU sequence, FlashRNN-style: the hidden state is NH heads of DH units and each head's gates
+read only its own part of h (its recurrent weights are a DH x 3 DH block of a block-diagonal W_hh), so one
+program holds a head's whole recurrence on chip (its weights and h) for all T steps, and no program ever
+waits for another. With NH = 1 it is torch.nn.GRU; in general, nn.GRU with a block-diagonal W_hh
+(tests/test_library_seq.py checks both). lstm_heads is the LSTM of the same design.
+
+For t = 0..T-1 and each head n (torch's gate order r, z, n): r = sigmoid(x_t W_ir[n]^T + b_ir + h_n R_r^T + b_hr),
+z likewise, m = tanh(x_t W_in[n]^T + b_in + r (h_n R_n^T + b_hn)); h_n = (1 - z) m + z h_n; y[t, :, head n] = h_n.
+
+Layout: x [T, B, I]; h0 [B, H] with H = NH * DH, head n owning units n * DH .. (n + 1) * DH - 1; W_ih [3H, I]
+and the biases [3H] in torch's gate-major order (row g * H + unit); W_hh [NH, 3 * DH, DH]: head n's recurrent
+weights, row g * DH + u for gate g of its unit u. Outputs y [T, B, H] and h_n [B, H]. Rows of x, h0 and the
+weights must be contiguous.
+
+Design (two launches): one GEMM computes the input projection of every step at once (gx = x W_ih^T + b_ih, plus
+b_hh on the r and z columns, in fp32, T * B x 3H); b_hn stays apart, since r scales only the recurrent part
+of m. Then one program per (head, BLOCK_B batch rows): it loads its head's three DH x DH gate slices of
+W_hh once, keeps h in registers (in the input dtype, as torch feeds it back), and each step computes the r
+and z tiles as tl.dot of h with their slices onto gx[t], the recurrent part of m apart, the pointwise math,
+and stores y[t]. Only y goes through memory between steps: no barrier, and Triton's CPU interpreter runs
+the kernel as it is. A head size that is not a power of two is padded (masked loads: the padded units'
+weights and h stay 0).
+
+Knobs: BLOCK_B (batch rows a program; 16 is the fewest rows tl.dot takes), num_warps, num_stages. The
+constraints keep a head's three weight slices within 64 registers a thread and the gate tiles within 128.
+SEEDS: 16 rows on 4 warps.
+
+Baseline: torch.gru (cuDNN on CUDA) with the block-diagonal W_hh the heads make: what a user without this
+kernel runs (its recurrence does NH times the heads' FLOPs). Not yet run on a GPU (docs/library.md).
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+OUTPUTS = ("y", "h_n")
+# the projection of every step's input runs first; the recurrence does the work (the cost model reads it)
+SETUP_KERNELS = ("_input_projection_kernel",)
+SPACE = {
+    "BLOCK_B": [16, 32, 64],
+    "num_warps": [2, 4, 8, 16],
+    "num_stages": [1, 2, 3],
+}
+CONSTRAINTS = [
+    "BLOCK_B <= max(16, 2 * B)",  # 16: tl.dot's fewest rows
+    # a head's three gate slices of W_hh, held for the whole sequence: at most 64 registers a thread
+    "3 * DH * DH * dtype_bytes <= 256 * warp_size * num_warps",
+    # four fp32 gate tiles (r, z, the two parts of m) and h a thread
+    "5 * BLOCK_B * DH // (warp_size * num_warps) <= 128",
+]
+SEEDS = [{"BLOCK_B": 16, "num_warps": 4, "num_stages": 2}]
+# ragged: a head of 24 units (padded to 32), batch rows masked (3 of 16; 19: two batch tiles)
+VERIFY_SHAPES = [{"T": 5, "B": 3, "NH": 3, "DH": 24, "I": 20}, {"T": 3, "B": 19, "NH": 2, "DH": 16, "I": 40}]
+_FEEDBACK = ("h is rounded to the dtype every step and fed back (as torch keeps it), so rounding and fp32 "
+             "accumulation errors carry across steps and scale with the state's typical size: gru_seq's bound, "
+             "8 units of rounding of the dtype")
+TOLERANCE = {  # element-wise; `rms` scales with RMS(ref) (kt_cli.evaluate.verify.Tolerance)
+    "float32": {"rtol": 4e-3, "atol": 1e-5, "rms": 4e-3, "why": "tl.dot takes fp32 inputs as tf32 on tensor cores; " + _FEEDBACK},
+    "float16": {"rtol": 4e-3, "atol": 1e-5, "rms": 4e-3, "why": _FEEDBACK},
+    "bfloat16": {"rtol": 3.2e-2, "atol": 1e-5, "rms": 3.2e-2, "why": _FEEDBACK},
+}
+
+
+@triton.jit
+def _sigmoid(x):
+    return 1.0 / (1.0 + tl.exp(-x))
+
+
+@triton.jit
+def _tanh(x):
+    return 2.0 * _sigmoid(2.0 * x) - 1.0
+
+
+@triton.jit
+def _input_projection_kernel(x_ptr, w_ptr, b_ih_ptr, b_hh_ptr, gx_ptr, M, N, K, HH_BIAS_N, stride_xm, stride_wn,
+                             stride_gm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """gx = x @ W_ih^T + b_ih (+ b_hh on the first HH_BIAS_N columns) in fp32, for every step at once: the
+    part of the gates that does not wait for h."""
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    x_ptrs = x_ptr + rm[:, None].to(tl.int64) * stride_xm + rk[None, :]
+    w_ptrs = w_ptr + rn[None, :].to(tl.int64) * stride_wn + rk[:, None]
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_ok = rk < K - k * BLOCK_K
+        a = tl.load(x_ptrs, mask=(rm[:, None] < M) & k_ok[None, :], other=0.0)
+        acc = tl.dot(a, tl.load(w_ptrs, mask=k_ok[:, None] & (rn[None, :] < N), other=0.0), acc)
+        x_ptrs += BLOCK_K
+        w_ptrs += BLOCK_K
+    n_ok = rn < N
+    acc += tl.load(b_ih_ptr + rn, mask=n_ok, other=0.0).to(tl.float32)[None, :]
+    acc += tl.load(b_hh_ptr + rn, mask=n_ok & (rn < HH_BIAS_N), other=0.0).to(tl.float32)[None, :]
+    tl.store(gx_ptr + rm[:, None].to(tl.int64) * stride_gm + rn[None, :], acc, mask=(rm[:, None] < M) & n_ok[None, :])
+
+
+@triton.jit
+def gru_heads_kernel(gx_ptr, h0_ptr, w_hh_ptr, b_hh_ptr, y_ptr, h_n_ptr, T, B, H, DH, stride_h0b, stride_wn,
+                     stride_wr, stride_yt, stride_yb, stride_hnb, BLOCK_B: tl.constexpr, DH_PAD: tl.constexpr):
+    head = tl.program_id(0)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    ru = tl.arange(0, DH_PAD)  # a unit of this head (the dot's N)
+    rk = tl.arange(0, DH_PAD)  # an element of this head's h (the dot's K)
+    unit = head * DH + ru
+    rows = rb[:, None].to(tl.int64)
+    mask = (rb[:, None] < B) & (ru[None, :] < DH)
+    # gate g's slice, K x N: element (k, u) is W_hh[head, g * DH + u, k]; loaded once for the sequence
+    w_ptrs = w_hh_ptr + head.to(tl.int64) * stride_wn + ru[None, :].to(tl.int64) * stride_wr + rk[:, None]
+    w_mask = (rk[:, None] < DH) & (ru[None, :] < DH)
+    gate_rows = DH.to(tl.int64) * stride_wr
+    w_r = tl.load(w_ptrs, mask=w_mask, other=0.0)
+    w_z = tl.load(w_ptrs + gate_rows, mask=w_mask, other=0.0)
+    w_n = tl.load(w_ptrs + 2 * gate_rows, mask=w_mask, other=0.0)
+    b_hn = tl.load(b_hh_ptr + 2 * H + unit, mask=ru < DH, other=0.0).to(tl.float32)[None, :]
+    h = tl.load(h0_ptr + rows * stride_h0b + unit[None, :], mask=mask, other=0.0).to(y_ptr.dtype.element_ty)
+    gx_ptrs = gx_ptr + rows * (3 * H) + unit[None, :]  # gate g of step t: + t * B * 3H + g * H
+    gx_step = B.to(tl.int64) * (3 * H)
+    for t in range(0, T):
+        gx_t = gx_ptrs + gx_step * t
+        r = _sigmoid(tl.dot(h, w_r, tl.load(gx_t, mask=mask, other=0.0)))
+        z = _sigmoid(tl.dot(h, w_z, tl.load(gx_t + H, mask=mask, other=0.0)))
+        recurrent_n = tl.dot(h, w_n, tl.zeros((BLOCK_B, DH_PAD), dtype=tl.float32)) + b_hn
+        m = _tanh(tl.load(gx_t + 2 * H, mask=mask, other=0.0) + r * recurrent_n)
+        h = ((1.0 - z) * m + z * h.to(tl.float32)).to(y_ptr.dtype.element_ty)
+        tl.store(y_ptr + stride_yt.to(tl.int64) * t + rows * stride_yb + unit[None, :], h, mask=mask)
+    tl.store(h_n_ptr + rows * stride_hnb + unit[None, :], h.to(h_n_ptr.dtype.element_ty), mask=mask)
+
+
+def make_inputs(shape, dtype, t):
+    s, b, i = shape["T"], shape["B"], shape["I"]
+    nh, dh = shape["NH"], shape["DH"]
+    h = nh * dh
+    # torch's GRU init range for the projection and biases; a head's gates sum DH recurrent terms
+    scale, head_scale = h ** -0.5, dh ** -0.5
+    return {"x": t.randn(s, b, i, dtype=dtype), "h0": t.randn(b, h, dtype=dtype),
+            "w_ih": t.randn(3 * h, i, dtype=dtype, scale=scale),
+            "w_hh": t.randn(nh, 3 * dh, dh, dtype=dtype, scale=head_scale),
+            "b_ih": t.randn(3 * h, dtype=dtype, scale=scale), "b_hh": t.randn(3 * h, dtype=dtype, scale=scale),
+            "y": t.empty(s, b, h, dtype=dtype), "h_n": t.empty(b, h, dtype=dtype)}
+
+
+def reference(inputs):
+    """The heads' recurrence in float64 (tests/test_library_seq.py checks it against nn.GRU with the
+    block-diagonal W_hh)."""
+    x, h = inputs["x"].double(), inputs["h0"].double()
+    w_ih, w_hh = inputs["w_ih"].double(), inputs["w_hh"].double()
+    b_ih, b_hh = inputs["b_ih"].double(), inputs["b_hh"].double()
+    nh, _, dh = w_hh.shape
+    b = h.shape[0]
+    ys = []
+    for x_t in x:
+        # head n's gates from its own h: [B, NH, 3 DH] (column g * DH + u), then torch's gate-major columns
+        recurrent = torch.einsum("bnk,nrk->bnr", h.reshape(b, nh, dh), w_hh)
+        recurrent = recurrent.reshape(b, nh, 3, dh).transpose(1, 2).reshape(b, 3 * nh * dh)
+        (xr, xz, xn), (hr, hz, hn) = (x_t @ w_ih.T + b_ih).chunk(3, 1), (recurrent + b_hh).chunk(3, 1)
+        r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
+        h = (1 - z) * torch.tanh(xn + r * hn) + z * h
+        ys.append(h)
+    return {"y": torch.stack(ys), "h_n": h}
+
+
+def block_diagonal(w_hh):
+    """nn.GRU's W_hh [3H, H] of the heads: row g * H + n * DH + u, column n * DH + k holds W_hh[n, g * DH +
+    u, k]; every other element is 0."""
+    nh, _, dh = w_hh.shape
+    full = w_hh.new_zeros(3, nh, dh, nh, dh)
+    heads = torch.arange(nh, device=w_hh.device)
+    full[:, heads, :, heads, :] = w_hh.reshape(nh, 3, dh, dh)
+    return full.reshape(3 * nh * dh, nh * dh)
+
+
+def baseline(inputs):
+    """nn.GRU with the heads' block-diagonal W_hh (cuDNN's sequence kernel on CUDA)."""
+    y, h_n = torch.gru(inputs["x"], inputs["h0"][None], [inputs["w_ih"], block_diagonal(inputs["w_hh"]),
+                                                          inputs["b_ih"], inputs["b_hh"]], True, 1, 0.0, False, False,
+                       False)
+    return y, h_n[0]
+
+
+def launch(k, inputs, params):
+    x, h0, y, h_n = (inputs[n] for n in ("x", "h0", "y", "h_n"))
+    w_ih, w_hh = inputs["w_ih"], inputs["w_hh"]
+    (s, b, i), (nh, _, dh) = x.shape, w_hh.shape
+    hidden = nh * dh
+    x2 = x.reshape(s * b, i)
+    gx = torch.empty(s * b, 3 * hidden, dtype=torch.float32, device=x.device)
+    k._input_projection_kernel[(triton.cdiv(s * b, 64), triton.cdiv(3 * hidden, 128))](
+        x2, w_ih, inputs["b_ih"], inputs["b_hh"], gx, s * b, 3 * hidden, i, 2 * hidden, x2.stride(0),
+        w_ih.stride(0), gx.stride(0), BLOCK_M=64, BLOCK_N=128, BLOCK_K=32)
+    bb = params["BLOCK_B"]
+    k.gru_heads_kernel[(nh, triton.cdiv(b, bb))](
+        gx, h0, w_hh, inputs["b_hh"], y, h_n, s, b, hidden, dh, h0.stride(0), w_hh.stride(0), w_hh.stride(1),
+        y.stride(0), y.stride(1), h_n.stride(0), BLOCK_B=bb, DH_PAD=max(16, triton.next_power_of_2(dh)))
+
+
+def flops(shape, dtype):
+    s, b, i, dh = shape["T"], shape["B"], shape["I"], shape["DH"]
+    h = shape["NH"] * dh
+    return 2.0 * s * b * 3 * h * (i + dh)
+
+
+def bytes_moved(shape, dtype):
+    s, b, i, nh, dh = shape["T"], shape["B"], shape["I"], shape["NH"], shape["DH"]
+    h = nh * dh
+    weights = 3 * h * i + 3 * nh * dh * dh + 6 * h
+    return (weights + s * b * (i + h) + 2 * b * h) * dtype.itemsize  # x, h0 in; y, h_n out
+
+
+def traffic(shape, dtype, params):
+    """The projection GEMM (x once per 128 gate columns, W_ih once per 64 rows, gx written in fp32), then
+    each program's head slice of W_hh once, gx read once (fp32) and y written once."""
+    s, b, i, nh, dh = shape["T"], shape["B"], shape["I"], shape["NH"], shape["DH"]
+    rows, db, gates = s * b, dtype.itemsize, 3 * nh * dh
+    projection = (rows * i * triton.cdiv(gates, 128) + gates * i * triton.cdiv(rows, 64)) * db + rows * gates * 4
+    recurrence = 3 * nh * dh * dh * db * triton.cdiv(b, params["BLOCK_B"]) + rows * gates * 4 + rows * nh * dh * db
+    return projection + recurrence + 2 * b * nh * dh * db
+
+
+def shape_of(inputs):
+    (s, b, i), (nh, _, dh) = inputs["x"].shape, inputs["w_hh"].shape
+    return {"T": s, "B": b, "NH": nh, "DH": dh, "I": i}
