@@ -1,7 +1,14 @@
-"""Issue 19: the sequence-fused LSTM/GRU of kt's library (lstm_seq, gru_seq) on a GPU, against torch.
+"""Issue 19: the sequence-fused LSTM/GRU of kt's library (lstm_seq, gru_seq, and the multi-head
+lstm_heads, gru_heads) on a GPU, against torch.
 
     python benchmarks/rnn_seq.py --json OUT.json            # on the GPU (about 3-4 minutes)
+    python benchmarks/rnn_seq.py --kernels lstm_heads,gru_heads --json OUT.json  # the multi-head kernels
     python benchmarks/rnn_seq.py --dry-run --json OUT.json  # on a CPU: tiny shapes, static mode, interpreter
+
+The multi-head kernels (NH heads of DH units, W_hh block-diagonal: FlashRNN's heads) run T = 1024, B in
+{1, 16}, (NH, DH) in {(4, 64), (16, 64)}, I = NH * DH, against the same torch modules holding the
+block-diagonal W_hh (the kernel module's block_diagonal): cuDNN's sequence op and the per-step cell loop,
+both doing NH times the heads' recurrent FLOPs, which is what a user without such a kernel runs.
 
 Problems: T = 1024 steps, B in {1, 16}, H in {256, 1024}, I = H, bfloat16 (the recipes' dtype; the
 kernels also take float16 and float32). Layout (T, B, I) (batch_first=False), torch's gate order
@@ -73,11 +80,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins"), str(ROOT / "benchmarks")]
 
 KERNELS = ("lstm_seq", "gru_seq")
+HEADS = ("lstm_heads", "gru_heads")  # W_hh [NH, gates * DH, DH]: the torch modules get it block-diagonal
 DTYPE = "bfloat16"
 GPU_PROBLEMS = [{"T": 1024, "B": b, "H": h, "I": h} for h in (256, 1024) for b in (1, 16)]
 DRY_PROBLEMS = [{"T": 3, "B": b, "H": 32, "I": 32} for b in (1, 16)]
+GPU_HEAD_PROBLEMS = [{"T": 1024, "B": b, "NH": nh, "DH": 64, "I": nh * 64} for nh in (4, 16) for b in (1, 16)]
+DRY_HEAD_PROBLEMS = [{"T": 3, "B": b, "NH": 2, "DH": 16, "I": 32} for b in (1, 16)]
 TUNED_SPACE = {"GRID": [0, 1], "BLOCK_B": [16], "BLOCK_H": [8, 16, 32, 64, 128], "BLOCK_K": [32, 64, 128],
                "num_warps": [4, 8], "num_stages": [1, 2, 3]}
+TUNED_HEADS_SPACE = {"BLOCK_B": [16], "num_warps": [2, 4, 8], "num_stages": [1, 2, 3]}
 MATCH_MAX_ABS = 0.0625  # 8 bf16 ulps at 1.0, scaled by max(1, max|ref|): 1024 steps of bf16 state feedback
 MATCH_RMS = 2e-2  # RMS of (kt - torch) over RMS(ref): both carry bf16 rounding (kernel TOLERANCE: 1.6e-2 each)
 TIMER_MAX_SECONDS = 1.0  # the timer's cap per measurement (it still takes >= 20 samples)
@@ -85,7 +96,7 @@ TIMER_MAX_SECONDS = 1.0  # the timer's cap per measurement (it still takes >= 20
 
 def recipe_text(name: str, shapes: list[dict], trials: int, target: str) -> str:
     shapes_toml = ", ".join("{" + ", ".join(f"{k} = {v}" for k, v in s.items()) + "}" for s in shapes)
-    space = "\n".join(f"{k} = {v}" for k, v in TUNED_SPACE.items())
+    space = "\n".join(f"{k} = {v}" for k, v in (TUNED_HEADS_SPACE if name in HEADS else TUNED_SPACE).items())
     return (f'[kernel]\ngenerator = "templates"\nname = "{name}"\n\n'
             f'[problem]\ndtype = "{DTYPE}"\nshapes = [{shapes_toml}]\n\n'
             f"[search]\ntrials = {trials}\nseed = 0\ntimeout = 120\nshortlist = 2\n\n"
@@ -136,18 +147,33 @@ def make_timer(dry_run: bool):
     return timer
 
 
+def is_lstm(name: str) -> bool:
+    return name.startswith("lstm")
+
+
+def torch_weights(name: str, inputs: dict) -> dict:
+    """The kernel's weights as torch's modules hold them: a multi-head kernel's W_hh made block-diagonal."""
+    weights = {n: inputs[n] for n in ("w_ih", "w_hh", "b_ih", "b_hh")}
+    if name in HEADS:
+        from kt_cli.kernel import import_module
+
+        module = import_module(str(ROOT / "plugins" / "kt_templates" / "kernels" / f"{name}.py"))
+        weights["w_hh"] = module.block_diagonal(inputs["w_hh"])
+    return weights
+
+
 def torch_module(name: str, inputs: dict, cell: bool):
     """nn.LSTM / nn.GRU (or their Cell) holding the kernel's weights, on the inputs' device and dtype."""
     import torch
 
     hidden, features = inputs["h0"].shape[1], inputs["x"].shape[2]
-    kind = {("lstm_seq", False): torch.nn.LSTM, ("gru_seq", False): torch.nn.GRU,
-            ("lstm_seq", True): torch.nn.LSTMCell, ("gru_seq", True): torch.nn.GRUCell}[(name, cell)]
+    kind = {(True, False): torch.nn.LSTM, (False, False): torch.nn.GRU,
+            (True, True): torch.nn.LSTMCell, (False, True): torch.nn.GRUCell}[(is_lstm(name), cell)]
     module = kind(features, hidden, device=inputs["x"].device, dtype=inputs["x"].dtype)
     suffix = "" if cell else "_l0"
     with torch.no_grad():
-        for n in ("w_ih", "w_hh", "b_ih", "b_hh"):
-            getattr(module, n.replace("w_", "weight_").replace("b_", "bias_") + suffix).copy_(inputs[n])
+        for n, value in torch_weights(name, inputs).items():
+            getattr(module, n.replace("w_", "weight_").replace("b_", "bias_") + suffix).copy_(value)
     if not cell:
         module.flatten_parameters()
     return module.requires_grad_(False)
@@ -156,12 +182,12 @@ def torch_module(name: str, inputs: dict, cell: bool):
 def sequence_call(name: str, inputs: dict, out: dict):
     """nn.LSTM / nn.GRU on the whole sequence (cuDNN on CUDA); results land in `out`."""
     module = torch_module(name, inputs, cell=False)
-    state = (inputs["h0"][None], inputs["c0"][None]) if name == "lstm_seq" else inputs["h0"][None]
+    state = (inputs["h0"][None], inputs["c0"][None]) if is_lstm(name) else inputs["h0"][None]
 
     def call():
         y, last = module(inputs["x"], state)
-        out.update(y=y, h_n=(last[0] if name == "lstm_seq" else last)[0])
-        if name == "lstm_seq":
+        out.update(y=y, h_n=(last[0] if is_lstm(name) else last)[0])
+        if is_lstm(name):
             out["c_n"] = last[1][0]
     return call
 
@@ -177,12 +203,12 @@ def step_loop_call(name: str, inputs: dict, out: dict):
     def call():
         h, c = inputs["h0"], inputs.get("c0")
         for t in range(x.shape[0]):
-            if name == "lstm_seq":
+            if is_lstm(name):
                 h, c = cell(x[t], (h, c))
             else:
                 h = cell(x[t], h)
             y[t] = h
-        out.update(y=y, h_n=h, **({"c_n": c} if name == "lstm_seq" else {}))
+        out.update(y=y, h_n=h, **({"c_n": c} if is_lstm(name) else {}))
     return call
 
 
@@ -195,7 +221,7 @@ def errors(name: str, kt_out: dict, torch_out: dict, ref: dict) -> dict:
     def rms(t):
         return float(t.double().pow(2).mean().sqrt())
 
-    names = ("y", "h_n", "c_n") if name == "lstm_seq" else ("y", "h_n")
+    names = ("y", "h_n", "c_n") if is_lstm(name) else ("y", "h_n")
     out = {"match": True}
     for n in names:
         scale, ref_rms = max(1.0, float(ref[n].abs().max())), max(rms(ref[n]), 1e-30)
@@ -280,7 +306,7 @@ def dry_environment() -> dict:
 
 
 def markdown_table(rows: list[dict], torch_label: str) -> str:
-    head = (f"| kernel | T | B | H | kt params | kt ms | us/step | {torch_label} ms | loop ms | x loop | "
+    head = (f"| kernel | T | B | H (NH x DH) | kt params | kt ms | us/step | {torch_label} ms | loop ms | x loop | "
             f"x {torch_label} | match |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in rows:
@@ -288,8 +314,10 @@ def markdown_table(rows: list[dict], torch_label: str) -> str:
             lines.append(f"| {r['kernel']} | {r['shape']} | error: {r['error'][:80]} |")
             continue
         s, p = r["shape"], r["params"]
-        params = f"B{p['BLOCK_B']} H{p['BLOCK_H']} K{p['BLOCK_K']} w{p.get('num_warps')} s{p.get('num_stages')}"
-        lines.append(f"| {r['kernel']} | {s['T']} | {s['B']} | {s['H']} | {params} | {r['kt_s'] * 1e3:.3f} | "
+        params = " ".join(f"{k.replace('BLOCK_', '')[0]}{v}" if k.startswith("BLOCK_") else f"{k[4]}{v}"
+                          for k, v in p.items() if k.startswith(("BLOCK_", "num_")))
+        hidden = s["H"] if "H" in s else f"{s['NH'] * s['DH']} ({s['NH']} x {s['DH']})"
+        lines.append(f"| {r['kernel']} | {s['T']} | {s['B']} | {hidden} | {params} | {r['kt_s'] * 1e3:.3f} | "
                      f"{r['us_per_step_kt']:.2f} | {r['torch_seq_s'] * 1e3:.3f} | {r['loop_s'] * 1e3:.3f} | "
                      f"{r['x_loop']:.2f} | {r['x_torch_seq']:.2f} | {r['check']['match']} |")
     return "\n".join(lines)
@@ -348,8 +376,12 @@ def main() -> int:
         from kt_cli.plugins import devices
 
         target = devices()[0].target
-    problems, timer, started = DRY_PROBLEMS if args.dry_run else GPU_PROBLEMS, make_timer(args.dry_run), time.time()
+    timer, started = make_timer(args.dry_run), time.time()
     for name in args.kernels.split(","):
+        if name in HEADS:
+            problems = DRY_HEAD_PROBLEMS if args.dry_run else GPU_HEAD_PROBLEMS
+        else:
+            problems = DRY_PROBLEMS if args.dry_run else GPU_PROBLEMS
         try:
             report["kernels"].append(bench_kernel(name, args, problems, timer, device, target))
         except Exception as exc:  # a kernel whose tuning failed is reported; the other still runs

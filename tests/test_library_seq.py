@@ -167,3 +167,6 @@ def test_heads_cross_compile_one_program_a_head_and_batch_tile(name, target):
                                              {"BLOCK_B": 16}, {"num_warps": 4, "num_stages": 2})
     assert recurrence.fn.__name__ == f"{name}_kernel" and recurrence.grid == (16, 1)
     assert recurrence.args["DH_PAD"] == 64 and out["estimate"]["seconds"] > 0
+    # a batch of one: Triton compiles B = 1 as a constant, which takes no cast (the first version's failed)
+    one = compile_for(name, target, {**HEADS_SHAPE, "B": 1, "NH": 4, "I": 256}, "bfloat16", params)
+    assert one["programs"] == 4 and one["resources"]["registers"] > 0

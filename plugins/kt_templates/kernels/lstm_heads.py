@@ -49,8 +49,10 @@ CONSTRAINTS = [
     "5 * BLOCK_B * DH // (warp_size * num_warps) <= 128",
 ]
 SEEDS = [{"BLOCK_B": 16, "num_warps": 4, "num_stages": 2}]
-# ragged: a head of 24 units (padded to 32), batch rows masked (3 of 16; 19: two batch tiles)
-VERIFY_SHAPES = [{"T": 5, "B": 3, "NH": 3, "DH": 24, "I": 20}, {"T": 3, "B": 19, "NH": 2, "DH": 16, "I": 40}]
+# ragged: a head of 24 units (padded to 32), batch rows masked (3 of 16; 19: two batch tiles); a batch of
+# one (a size Triton compiles as the constant 1)
+VERIFY_SHAPES = [{"T": 5, "B": 3, "NH": 3, "DH": 24, "I": 20}, {"T": 3, "B": 19, "NH": 2, "DH": 16, "I": 40},
+                 {"T": 3, "B": 1, "NH": 2, "DH": 16, "I": 8}]
 _FEEDBACK = ("h is rounded to the dtype every step and fed back (as torch keeps it), so rounding and fp32 "
              "accumulation errors carry across steps and scale with the state's typical size: lstm_seq's bound, "
              "8 units of rounding of the dtype (c stays in fp32 here, nearer the float64 reference)")
@@ -108,24 +110,27 @@ def lstm_heads_kernel(gx_ptr, h0_ptr, c0_ptr, w_hh_ptr, y_ptr, h_n_ptr, c_n_ptr,
     # gate g's slice, K x N: element (k, u) is W_hh[head, g * DH + u, k]; loaded once for the sequence
     w_ptrs = w_hh_ptr + head.to(tl.int64) * stride_wn + ru[None, :].to(tl.int64) * stride_wr + rk[:, None]
     w_mask = (rk[:, None] < DH) & (ru[None, :] < DH)
-    gate_rows = DH.to(tl.int64) * stride_wr
+    gate_rows = DH * stride_wr
     w_i = tl.load(w_ptrs, mask=w_mask, other=0.0)
     w_f = tl.load(w_ptrs + gate_rows, mask=w_mask, other=0.0)
     w_g = tl.load(w_ptrs + 2 * gate_rows, mask=w_mask, other=0.0)
     w_o = tl.load(w_ptrs + 3 * gate_rows, mask=w_mask, other=0.0)
     h = tl.load(h0_ptr + rows * stride_h0b + unit[None, :], mask=mask, other=0.0).to(y_ptr.dtype.element_ty)
     c = tl.load(c0_ptr + rows * stride_c0b + unit[None, :], mask=mask, other=0.0).to(tl.float32)
-    gx_ptrs = gx_ptr + rows * (4 * H) + unit[None, :]  # gate g of step t: + t * B * 4H + g * H
-    gx_step = B.to(tl.int64) * (4 * H)
+    # step t's gate g: gx_t + g * H, then y_t; both advance a step at a time (no scalar argument is cast:
+    # Triton makes one equal to 1, a batch of 1, a constant)
+    gx_t = gx_ptr + rows * (4 * H) + unit[None, :]
+    y_t = y_ptr + rows * stride_yb + unit[None, :]
     for t in range(0, T):
-        gx_t = gx_ptrs + gx_step * t
         i = _sigmoid(tl.dot(h, w_i, tl.load(gx_t, mask=mask, other=0.0)))
         f = _sigmoid(tl.dot(h, w_f, tl.load(gx_t + H, mask=mask, other=0.0)))
         g = _tanh(tl.dot(h, w_g, tl.load(gx_t + 2 * H, mask=mask, other=0.0)))
         o = _sigmoid(tl.dot(h, w_o, tl.load(gx_t + 3 * H, mask=mask, other=0.0)))
         c = f * c + i * g
         h = (o * _tanh(c)).to(y_ptr.dtype.element_ty)
-        tl.store(y_ptr + stride_yt.to(tl.int64) * t + rows * stride_yb + unit[None, :], h, mask=mask)
+        tl.store(y_t, h, mask=mask)
+        gx_t += B * (4 * H)
+        y_t += stride_yt
     tl.store(h_n_ptr + rows * stride_hnb + unit[None, :], h.to(h_n_ptr.dtype.element_ty), mask=mask)
     tl.store(c_n_ptr + rows * stride_cnb + unit[None, :], c.to(c_n_ptr.dtype.element_ty), mask=mask)
 
