@@ -129,6 +129,16 @@ def dram_traffic(work: Work, resources, properties: dict, programs: int, active:
     return work.unique_bytes + spill + miss * reread
 
 
+def dram_in_flight(work: Work, in_flight: float, resident: int, programs: int, loaded: float) -> float:
+    """The DRAM bytes a unit's resident programs have in flight: what their static loads span, except that
+    a program walking several pieces of work one after another (more items than programs: the rows of a
+    row kernel, the tiles of a persistent grid) has at most one piece's `loaded` bytes in flight, whatever
+    its static loads span (lanes masked off past a row's end, weights read again from cache)."""
+    if work.items > programs and loaded > 0:  # (a kernel that only writes waits on no load)
+        return min(in_flight, resident * loaded / work.items)
+    return in_flight
+
+
 def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, resources, programs: int,
                      launches: int = 1, mix: dict | None = None) -> dict:
     """Estimated time of one call and the terms behind it (seconds, and what bounds it)."""
@@ -154,13 +164,8 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     dram_bytes = dram_traffic(work, resources, properties, programs, active, resident)
     # Loads wait for their data: they move at most the bytes in flight per latency (Little's law).
     # Stores are posted (nothing waits on them): the outputs written take only their share of the bandwidth.
-    # A program that walks several pieces of work one after another (more items than programs: the rows
-    # of a row kernel, the tiles of a persistent grid) has at most one piece's DRAM loads in flight,
-    # whatever its static loads span (lanes masked off past a row's end, weights re-read from cache).
-    dram_in_flight = in_flight
-    if work.items > programs and dram_bytes > written:  # (a kernel that only writes waits on no load)
-        dram_in_flight = min(in_flight, resident * (dram_bytes - written) / work.items)
-    dram_rate = dram_in_flight / (_prop(properties, "dram_latency_s") + own)
+    dram_rate = dram_in_flight(work, in_flight, resident, programs, dram_bytes - written) / (
+        _prop(properties, "dram_latency_s") + own)
     l2_rate = in_flight / (_prop(properties, "l2_latency_s") + own)
 
     fraction = mma_fraction(mix, properties)
