@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from kt_cli.search.plan import TargetPlan
 
 RACE_MARGIN = 0.03  # a candidate races on while its interval reaches within 3% of the best one's; None: no racing
-# Pruning: once PRUNE_AFTER candidates of a problem are measured (raced out or timed fully), one the cost model estimates more than
-# PRUNE_RATIO times the estimate of the fastest one so far is not sent to the device (kind `pruned`).
+# Pruning: once PRUNE_AFTER candidates of a problem are measured (raced out or timed fully), one the cost
+# model estimates more than PRUNE_RATIO times the estimate of the fastest one so far is not sent to the
+# device (kind `pruned`).
 # The ratio is chosen on the stored measurements (benchmarks/rank.py --prune; docs/costmodel.md).
 PRUNE_RATIO = 1.5
 PRUNE_AFTER = 3

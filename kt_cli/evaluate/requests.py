@@ -242,7 +242,7 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
     if not launches:
         raise WorkerFailure("invalid", "launch function launched no kernel")
     main = kernel.main_launch(launches)  # by the kernel protocol the first, unless the module names it a setup launch
-    worst, main_compiled, spilled = _compile_launches(vendor, launches, main, target)
+    resources, main_compiled, spilled = _compile_launches(vendor, launches, main, target)
     if max_spill_bytes is not None and spill_breach(spilled.to_json(), max_spill_bytes):
         return {"resources": spilled.to_json(), "programs": main.programs, "launches": len(launches),
                 "compile_seconds": time.perf_counter() - started}
@@ -252,7 +252,7 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
         for shape in verify_shapes:
             _compile_ahead(vendor, kernel, shape, candidate.dtype, params, options, target)
         instructions = mix.result() if mix else {}
-    result = {"resources": worst.to_json(), "programs": main.programs, "launches": len(launches),
+    result = {"resources": resources.to_json(), "programs": main.programs, "launches": len(launches),
               "instructions": instructions, "compile_seconds": time.perf_counter() - started,
               # kernels of the tuned problem that Triton's CPU interpreter cannot run (static mode)
               "uninterpretable": sorted({launch.fn.__name__ for launch in launches if not interpretable(launch.fn)})}
@@ -266,7 +266,7 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
                           kernel.grid_syncs(candidate.shape, candidate.dtype, candidate.params))
     result["work"] = asdict(work)
     result["estimate"] = costmodel.estimate_seconds(work, candidate.dtype, target.peaks, target.properties,
-                                                    worst, main.programs, len(launches), instructions)
+                                                    resources, main.programs, len(launches), instructions)
     return result
 
 
@@ -274,7 +274,7 @@ def _compile_launches(vendor, launches: list, main, target) -> tuple[Resources, 
     """Compile every launch for `target` (each must fit its limits): the main launch's resources and
     binary, and the resources of the launch that spills the most (the main one where none spills more).
     Raises WorkerFailure(invalid/compile_error)."""
-    spilled = None
+    others = []
     for launch in launches:
         try:
             compiled = vendor.compile(launch, target)
@@ -286,10 +286,9 @@ def _compile_launches(vendor, launches: list, main, target) -> tuple[Resources, 
             raise WorkerFailure("invalid", f"{launch.fn.__name__}: {problem}")
         if launch is main:
             main_resources, main_compiled = resources, compiled
-        if spilled is None or resources.spill_bytes > spilled.spill_bytes:
-            spilled = resources
-    if spilled.spill_bytes <= main_resources.spill_bytes:
-        spilled = main_resources
+        else:
+            others.append(resources)
+    spilled = max([main_resources, *others], key=lambda r: r.spill_bytes)  # the main one on a tie (first)
     return main_resources, main_compiled, spilled
 
 
