@@ -30,8 +30,8 @@ FLOORS = {"rho_median": 0.6, "rho_worst": 0.34, "winner_within_10pct": 0.72, "to
 RESULTS = ROOT / "benchmarks" / "results"
 FRESH = {
     "s9": (RESULTS / "rank_fresh_h100_s9.jsonl", RESULTS / "calibrate_h100_s9.json", 12,
-           {"rho_median": 0.87, "rho_worst": -0.25, "winner_within_10pct": 0.95, "top8_recall": 1.0,
-            "error_median": 0.18, "ties": 26}),
+           {"rho_median": 0.87, "rho_worst": -0.25, "winner_within_10pct": 0.9, "top8_recall": 1.0,
+            "error_median": 0.2, "ties": 26}),
     "s8": (RESULTS / "rank_fresh_h100_s8.jsonl", RESULTS / "calibrate_h100_s8.json", 8,
            {"rho_median": 0.8, "rho_worst": 0.65, "winner_within_10pct": 0.74, "top8_recall": 1.0,
             "error_median": 0.17, "ties": 27}),
@@ -41,10 +41,9 @@ FRESH = {
             {"rho_median": 0.58, "rho_worst": 0.5, "winner_within_10pct": 0.33, "top8_recall": 0.66,
              "error_median": 0.12, "ties": 345}),
     # random points of matmul, attention and lstm on an H100 (2026-11-26, seventh session), calibrated
-    # in the same call, measured after the MMA issue factor was built: never developed or fitted on (the
-    # factor for warps issuing their own mma.sync, seventeenth session, took its rho median 0.78 -> 0.86)
+    # in the same call, measured after the MMA issue factor was built: never developed or fitted on
     "s18": (RESULTS / "rank_fresh_h100_s18.jsonl", RESULTS / "calibrate_h100_s18b.json", 9,
-            {"rho_median": 0.84, "rho_worst": 0.48, "winner_within_10pct": 0.55, "top8_recall": 1.0,
+            {"rho_median": 0.76, "rho_worst": 0.48, "winner_within_10pct": 0.55, "top8_recall": 1.0,
              "error_median": 0.28, "ties": 36}),
     # random points of nine memory-bound and step kernels on an H100 (2026-11-27, sixteenth session,
     # results/s27), calibrated in the same call, each value a candidate's ratio to its baseline timed
@@ -91,6 +90,27 @@ def test_the_model_ranks_a_fresh_calibrated_run_at_least_as_well_as_today(run, m
     worse = {k: (summary[k], floor) for k, floor in floors.items()
              if (summary[k] > floor if k in lower_is_better else summary[k] < floor)}
     assert not worse, f"ranks worse than the floors (now, floor): {worse}"
+
+
+@pytest.mark.parametrize("run", ["stored", *sorted(FRESH)])
+def test_pruning_replayed_on_the_stored_runs_never_loses_the_best(run, monkeypatch):
+    # measured tuning's pruning rule (kt_cli/evaluate/pruning.py at PRUNE_RATIO, PRUNE_AFTER) replayed in 200
+    # random orders per problem: no replay may keep a best more than 1% slower than the problem's true best.
+    # A model change that moves a problem's best far above another config's estimate prunes the best on a GPU
+    # (an issue factor for warps issuing their own mma.sync, tried on 2026-11-27, did on s27's GRU step B64:
+    # half the replays kept a config 1.27x its best)
+    from kt_cli.evaluate.evaluator import PRUNE_AFTER, PRUNE_RATIO
+
+    if run == "stored":
+        records = rank.load(rank.DATASETS)
+    else:
+        dataset, calibration_run, _, _ = FRESH[run]
+        monkeypatch.setattr(rank, "CALIBRATIONS", {})
+        rank.use_calibrations([calibration_run] if calibration_run else [])
+        records = rank.load([dataset])
+    replayed = rank.pruning(records, PRUNE_RATIO, PRUNE_AFTER)
+    assert replayed["runs_missing_best_by_1pct"] == 0, replayed
+    assert replayed["evaluations_saved"] > 0.05  # and it still prunes
 
 
 def test_problems_far_apart_in_size_are_estimated_in_order():

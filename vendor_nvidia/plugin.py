@@ -69,9 +69,6 @@ SASS_CLASSES = {"HMMA": "mma", "HGMMA": "mma", "IMMA": "mma", "QGMMA": "mma", "I
 # MMAs issued by a warpgroup (sm_90 wgmma) or a single thread for the CTA (sm_100 tcgen05), not per warp
 WARPGROUP_MMA = {"HGMMA", "QGMMA", "IGMMA", "UTCHMMA", "UTCQMMA"}
 GLOBAL_LOADS = {"LDG", "LDGSTS"}
-# A warp's MMA (mma.sync) shapes, m n k, by the opcode's first modifier: HMMA.16816.F32 is m16n8k16
-WARP_MMA_SHAPES = {"HMMA": {"16816": (16, 8, 16), "1688": (16, 8, 8), "884": (8, 8, 4)},
-                   "IMMA": {"16832": (16, 8, 32), "16816": (16, 8, 16), "8816": (8, 8, 16)}}
 _LOAD_WIDTH = re.compile(r"\.(128|64|U16|S16|U8|S8)\b")
 _WIDTH_BYTES = {"128": 16, "64": 8, "U16": 2, "S16": 2, "U8": 1, "S8": 1}
 _SASS_OP = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]+)((?:\.[A-Z0-9_]+)*)([^;]*)")
@@ -110,9 +107,6 @@ def sass_mix(cubin: bytes) -> dict:
         if kind:
             mix[kind] = mix.get(kind, 0) + 1
         flops = 0
-        if op in WARP_MMA_SHAPES:
-            shape = WARP_MMA_SHAPES[op].get(modifiers.split(".")[1] if modifiers.count(".") else "")
-            flops = 2 * shape[0] * shape[1] * shape[2] if shape else 0
         if op in WARPGROUP_MMA:
             mix["mma_warpgroup"] = mix.get("mma_warpgroup", 0) + 1
             shape = _MMA_SHAPE.search(modifiers + operands)  # (the shape ends the modifiers: ".64" then "x256x16")
@@ -129,8 +123,7 @@ def sass_mix(cubin: bytes) -> dict:
     phases.close()
     mix.update(innermost_mma_loop(code))
     if "loop_mma_flops" in mix:
-        # a warpgroup issues each HGMMA/QGMMA; a warp its own HMMA/IMMA (on its scheduler's tensor core)
-        mix["mma_group_warps"] = 4 if mix.get("mma_warpgroup") else 1
+        mix["mma_group_warps"] = 4  # a warpgroup issues each HGMMA/QGMMA
     return mix if mix["total"] else {}
 
 

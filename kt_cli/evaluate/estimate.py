@@ -98,20 +98,18 @@ def mma_fraction(mix: dict, properties: dict) -> float | None:
 def mma_issue_factor(mix: dict, warps_per_unit: int, unit_rate: float, clock: float, properties: dict) -> float:
     """How much longer a unit's MMAs take than its rate says when too few groups of warps take turns
     issuing them. A group (`mma_group_warps`: an NVIDIA warpgroup, whose MMAs use the whole SM's tensor
-    cores; a warp issuing its own mma.sync to its scheduler's tensor core; on AMD a wave on each of the
-    CU's SIMDs) issues one pass of its main loop's MMAs (`loop_mma_flops`, the group's,
-    vendor.innermost_mma_loop) at its share of the unit's rate (a group of fewer warps than the unit has
-    schedulers feeds only their tensor cores), then runs the pass's other instructions, barrier waits,
-    addresses and the hand-off of the next stage, one dependent instruction after another, before it
-    issues the next pass; another group on the same tensor cores fills that gap, a lone group's do not.
-    With G such groups: max(1, (1 + other / mma) / G). 1 where the compiled code shows no such loop."""
+    cores; on AMD a wave on each of the CU's SIMDs) issues one pass of its main loop's MMAs
+    (`loop_mma_flops`, the group's, vendor.innermost_mma_loop) at the unit's rate, then runs the pass's
+    other instructions, barrier waits, addresses and the hand-off of the next stage, one dependent
+    instruction after another, before it issues the next pass; another group's MMAs fill that gap, a
+    lone group's do not. With G groups on a unit: max(1, (1 + other / mma) / G). 1 where the compiled
+    code shows no such loop."""
     flops, instructions, group = mix.get("loop_mma_flops"), mix.get("loop_instructions"), mix.get("mma_group_warps")
     if not (flops and instructions and group):
         return 1.0
-    schedulers = _prop(properties, "schedulers_per_unit")
-    mma_s = flops / (unit_rate * min(group, schedulers) / schedulers)
+    mma_s = flops / unit_rate
     other_s = (instructions - mix.get("loop_mmas", 0)) * _prop(properties, "dependent_issue_cycles") / clock
-    groups = max(1, warps_per_unit // max(group, int(schedulers)))
+    groups = max(1, warps_per_unit // group)
     return max(1.0, (1.0 + other_s / mma_s) / groups)
 
 
