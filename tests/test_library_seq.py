@@ -14,6 +14,21 @@ def _workers():
     stop_workers()
 
 
+def _torch_rnn(lstm: bool, inputs: dict, w_hh) -> dict:
+    """nn.LSTM / nn.GRU (float64) holding the kernel's weights, with `w_hh` as its W_hh: its outputs by name."""
+    size, hidden = inputs["x"].shape[2], inputs["h0"].shape[1]
+    module = (torch.nn.LSTM if lstm else torch.nn.GRU)(size, hidden, dtype=torch.float64)
+    with torch.no_grad():
+        for param, value in (("weight_ih_l0", inputs["w_ih"]), ("weight_hh_l0", w_hh), ("bias_ih_l0", inputs["b_ih"]),
+                             ("bias_hh_l0", inputs["b_hh"])):
+            getattr(module, param).copy_(value)
+        if lstm:
+            y, (h_n, c_n) = module(inputs["x"], (inputs["h0"][None], inputs["c0"][None]))
+            return {"y": y, "h_n": h_n[0], "c_n": c_n[0]}
+        y, h_n = module(inputs["x"], inputs["h0"][None])
+        return {"y": y, "h_n": h_n[0]}
+
+
 @pytest.mark.parametrize("name", ["lstm_seq", "gru_seq"])
 def test_reference_is_torch_nn_rnn_in_float64(name):
     from kt_cli.kernel import Kernel, Tensors
@@ -21,17 +36,10 @@ def test_reference_is_torch_nn_rnn_in_float64(name):
     kernel = Kernel.load(template(name))
     inputs = kernel.make_inputs({"T": 4, "B": 3, "H": 8, "I": 5}, "float32", Tensors("cpu", 0))
     inputs = {n: v.double() for n, v in inputs.items()}
-    module = (torch.nn.LSTM if name == "lstm_seq" else torch.nn.GRU)(5, 8, dtype=torch.float64)
-    with torch.no_grad():
-        for n in ("w_ih", "w_hh", "b_ih", "b_hh"):
-            getattr(module, f"{n.replace('w_', 'weight_').replace('b_', 'bias_')}_l0").copy_(inputs[n])
-        state = (inputs["h0"][None], inputs["c0"][None]) if name == "lstm_seq" else inputs["h0"][None]
-        y, state = module(inputs["x"], state)
-    ref = kernel.reference(inputs)
-    torch.testing.assert_close(ref["y"], y, rtol=1e-12, atol=1e-12)
-    torch.testing.assert_close(ref["h_n"], (state[0] if name == "lstm_seq" else state)[0], rtol=1e-12, atol=1e-12)
-    if name == "lstm_seq":
-        torch.testing.assert_close(ref["c_n"], state[1][0], rtol=1e-12, atol=1e-12)
+    ref, expected = kernel.reference(inputs), _torch_rnn(name == "lstm_seq", inputs, inputs["w_hh"])
+    assert set(ref) == set(expected)  # y, h_n (and c_n)
+    for out in ref:
+        torch.testing.assert_close(ref[out], expected[out], rtol=1e-12, atol=1e-12)
 
 
 GRID_POINT = {"GRID": 1, "BLOCK_B": 16, "BLOCK_H": 8, "BLOCK_K": 16}
@@ -104,21 +112,6 @@ HEADS_SHAPE = {"T": 1024, "B": 16, "NH": 16, "DH": 64, "I": 1024}  # recipes/lst
 HEADS = ["lstm_heads", "gru_heads"]
 
 
-def _torch_rnn(name: str, inputs: dict, w_hh) -> dict:
-    """nn.LSTM / nn.GRU (float64) with `w_hh` as its W_hh on the heads' inputs: their outputs by name."""
-    size, hidden = inputs["x"].shape[2], inputs["h0"].shape[1]
-    module = (torch.nn.LSTM if name == "lstm_heads" else torch.nn.GRU)(size, hidden, dtype=torch.float64)
-    with torch.no_grad():
-        for param, value in (("weight_ih_l0", inputs["w_ih"]), ("weight_hh_l0", w_hh), ("bias_ih_l0", inputs["b_ih"]),
-                             ("bias_hh_l0", inputs["b_hh"])):
-            getattr(module, param).copy_(value)
-        if name == "lstm_heads":
-            y, (h_n, c_n) = module(inputs["x"], (inputs["h0"][None], inputs["c0"][None]))
-            return {"y": y, "h_n": h_n[0], "c_n": c_n[0]}
-        y, h_n = module(inputs["x"], inputs["h0"][None])
-        return {"y": y, "h_n": h_n[0]}
-
-
 @pytest.mark.parametrize("name", HEADS)
 def test_heads_reference_is_the_torch_rnn_with_a_block_diagonal_w_hh(name):
     from kt_cli.kernel import Kernel, Tensors
@@ -135,7 +128,7 @@ def test_heads_reference_is_the_torch_rnn_with_a_block_diagonal_w_hh(name):
         assert not full[off_block].any()  # a head's gates read only its own units of h
         if shape["NH"] == 1:  # one head: the torch RNN's own W_hh
             torch.testing.assert_close(full, inputs["w_hh"][0], rtol=0, atol=0)
-        ref, expected = kernel.reference(inputs), _torch_rnn(name, inputs, full)
+        ref, expected = kernel.reference(inputs), _torch_rnn(name == "lstm_heads", inputs, full)
         assert set(ref) == set(expected)
         for out in ref:
             torch.testing.assert_close(ref[out], expected[out], rtol=1e-12, atol=1e-12)
