@@ -39,10 +39,17 @@ def compiled_code(text: str) -> str:
     return "\n".join(ast.unparse(n) for n in keep + helpers)
 
 
+def recipe_path(name: str) -> Path:
+    """A benchmark recipe by name: the library's (recipes/NAME.toml), else one of the benchmarks' own
+    (benchmarks/recipes/NAME.toml: problems held out from the library recipes, for instance)."""
+    library = ROOT / "recipes" / f"{name}.toml"
+    return library if library.exists() else ROOT / "benchmarks" / "recipes" / f"{name}.toml"
+
+
 def same_code_as_today(recipe: str, date: str) -> bool:
     """Whether the kernel the run measured compiles from the same code as today's source: the module as
     committed at the run's date, compared by compiled_code. A run of code later changed is stale data."""
-    kernel = tomllib.loads((ROOT / "recipes" / f"{recipe}.toml").read_text())["kernel"]["name"]
+    kernel = tomllib.loads(recipe_path(recipe).read_text())["kernel"]["name"]
     relative = f"plugins/kt_templates/kernels/{kernel}.py"
     commit = subprocess.run(["git", "rev-list", "-1", f"--before={date}", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
@@ -84,7 +91,7 @@ def features(record: dict) -> dict:
     from kt_cli.types import Candidate
     from kt_cli.evaluate.failure import WorkerFailure
 
-    recipe = load_recipe(ROOT / "recipes" / f"{record['recipe']}.toml")
+    recipe = load_recipe(recipe_path(record["recipe"]))
     source = plugins.generators()[recipe.generator].build(recipe.kernel, recipe.path)
     target = plugins.target(record["target"])
     candidate = Candidate(source.path, record["params"], target.name, record["shape"], recipe.problem.dtype,

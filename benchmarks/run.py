@@ -61,7 +61,9 @@ def tune_recipe(name: str, trials: int, out: Path, profile: int = 0, sampler: st
     from kt_cli.search.plan import default_storage
     from kt_cli.tune import tune
 
-    recipe = load_recipe(ROOT / "recipes" / f"{name}.toml")
+    from rank_dataset import recipe_path
+
+    recipe = load_recipe(recipe_path(name))
     if sampler:  # the cost model's datasets want points spread over the space, not the search's path
         recipe = dataclasses.replace(recipe, search=dataclasses.replace(recipe.search, sampler=sampler))
     started, wall_start = time.perf_counter(), datetime.datetime.now()
@@ -148,7 +150,7 @@ def stability(artifact: str, processes: int, shapes: int, progress=None) -> list
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--kernels", required=True, help="comma-separated recipe names under recipes/")
+    parser.add_argument("--kernels", required=True, help="comma-separated recipe names under recipes/ or benchmarks/recipes/")
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--stability", type=int, default=0, help="fresh processes for the stability check")
     parser.add_argument("--stability-shapes", type=int, default=1, help="problems of each recipe checked for stability")

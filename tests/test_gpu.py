@@ -252,6 +252,33 @@ def test_the_sequence_fused_recurrences_verify_on_the_gpu(write, tmp_path, name)
     assert reached and set(reached) == {"ok"}, trials
 
 
+HEADS_RECIPE = """
+[kernel]
+generator = "templates"
+name = "{name}"
+
+[problem]
+dtype = "bfloat16"
+shapes = [{{T = 1024, B = 16, NH = 16, DH = 64, I = 1024}}, {{T = 256, B = 1, NH = 4, DH = 32, I = 96}}]
+
+[search]
+trials = 3
+timeout = 120
+"""
+
+
+@pytest.mark.parametrize("name", ["lstm_heads", "gru_heads"])
+def test_the_multi_head_recurrences_verify_on_the_gpu(write, tmp_path, name):
+    """Each head's h (and c) stays in one program's registers for every step: right on the device over a
+    long sequence, and at a batch of one where every tl.dot row but the first is masked."""
+    result = kt("tune", write("recipe.toml", HEADS_RECIPE.format(name=name)), "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    (art,) = (tmp_path / "art").glob("*.kt")
+    trials = [json.loads(l) for l in (art / "trials.jsonl").read_text().splitlines()]
+    reached = [t["failure_kind"] for t in trials if t["failure_kind"] not in ("invalid", "spills", "slow_compile")]
+    assert len(reached) >= 4 and set(reached) == {"ok"}, trials
+
+
 SEQ_GRID_RECIPE = """
 [kernel]
 generator = "templates"
