@@ -53,6 +53,13 @@ FRESH = {
     "s27": (RESULTS / "rank_fresh_h100_s27.jsonl", RESULTS / "calibrate_h100_s27.json", 13,
             {"rho_median": 0.78, "rho_worst": -0.5, "winner_within_10pct": 0.75, "top8_recall": 1.0,
              "error_median": 0.1, "ties": 50}),
+    # held out (2026-11-27, eighteenth session, results/s28/call1): the library's matmul, attention, softmax
+    # and layernorm on problems no other dataset, calibration or recipe has (benchmarks/recipes/holdout_*),
+    # random points timed fully beside their baselines, calibrated in the same call; scored once the model
+    # was fixed, before any change was tried on it
+    "s28": (RESULTS / "rank_fresh_h100_s28.jsonl", RESULTS / "calibrate_h100_s28.json", 9,
+            {"rho_median": 0.76, "rho_worst": 0.45, "winner_within_10pct": 0.75, "top8_recall": 1.0,
+             "error_median": 0.28, "ties": 42}),
     # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
     # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
     # 4096^3 and 8192^3 down) while it raised every other run's (docs/costmodel.md)
