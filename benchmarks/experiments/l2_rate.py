@@ -5,8 +5,9 @@ stage). The cost model's L2 term uses that one rate for every kernel; GEMMs on a
 
 Every kernel here re-reads an L2-resident region (a quarter of the L2) many times; per variant the sweep
 over programs a unit gives the highest rate. Variants: plain loads with more bytes in flight (wider
-blocks, more warps, pipelined stages) and tiles read through TMA descriptors (host-built, pipelined by
-Triton's loop pipeliner), as the library's TMA GEMMs read their operands. Timed with CUDA events (median
+blocks, more warps, pipelined stages), tiles read through TMA descriptors (host-built), as the library's
+TMA GEMMs read their operands, and both with SHARE programs of neighbouring ids reading the same data at
+the same time, as the programs of a GEMM's row or column of C tiles read the same A or B tiles. Timed with CUDA events (median
 of 5 after a warm-up).
 
     python benchmarks/experiments/l2_rate.py --json OUT.json
@@ -27,9 +28,11 @@ except ImportError:  # an older Triton: the TMA variants are left out
 
 
 @triton.jit
-def plain_read(x_ptr, out_ptr, n_per_program, region, BLOCK: tl.constexpr):
+def plain_read(x_ptr, out_ptr, n_per_program, region, BLOCK: tl.constexpr, SHARE: tl.constexpr):
+    """Each program sums `n_per_program` floats of a slice of the region; SHARE programs in a row of
+    program ids (resident at the same time) read the same slice, as a GEMM's programs share tiles."""
     pid = tl.program_id(0).to(tl.int64)
-    base = (pid * n_per_program) % region
+    base = ((pid // SHARE) * n_per_program) % region
     acc = tl.zeros([BLOCK], tl.float32)
     for start in range(0, n_per_program, BLOCK):
         acc += tl.load(x_ptr + base + start + tl.arange(0, BLOCK))
@@ -37,10 +40,12 @@ def plain_read(x_ptr, out_ptr, n_per_program, region, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def tma_read(desc, out_ptr, tiles_per_program, tile_rows, ROWS: tl.constexpr, COLS: tl.constexpr):
+def tma_read(desc, out_ptr, tiles_per_program, tile_rows, ROWS: tl.constexpr, COLS: tl.constexpr,
+             SHARE: tl.constexpr):
     """Each program reads `tiles_per_program` [ROWS, COLS] bf16 tiles of a [tile_rows * ROWS, COLS]
-    region through a TMA descriptor, summing them (so that no load is dead)."""
-    pid = tl.program_id(0)
+    region through a TMA descriptor, summing them (so that no load is dead); SHARE programs in a row of
+    program ids read the same tiles in the same order."""
+    pid = tl.program_id(0) // SHARE
     acc = tl.zeros([ROWS, COLS], tl.float32)
     for i in range(tiles_per_program):
         row = ((pid * 7 + i) % tile_rows) * ROWS
@@ -63,7 +68,7 @@ def time_ms(fn, reps=5):
     return sorted(times)[len(times) // 2]
 
 
-def plain_points(device, units, region_bytes, read_bytes, block, warps, stages, per_units):
+def plain_points(device, units, region_bytes, read_bytes, block, warps, stages, per_units, share=1):
     region = region_bytes // 4
     x = torch.ones(region, dtype=torch.float32, device=device)
     for per_unit in per_units:
@@ -71,14 +76,14 @@ def plain_points(device, units, region_bytes, read_bytes, block, warps, stages, 
         n = max(block, read_bytes // 4 // programs // block * block)
         n = min(n, region // 2 // block * block)
         out = torch.empty(programs * block, dtype=torch.float32, device=device)
-        ms = time_ms(lambda: plain_read[(programs,)](x, out, n, region - n, BLOCK=block, num_warps=warps,
-                                                      num_stages=stages))
-        yield {"kind": "plain", "BLOCK": block, "num_warps": warps, "num_stages": stages,
+        ms = time_ms(lambda: plain_read[(programs,)](x, out, n, region - n, BLOCK=block, SHARE=share,
+                                                      num_warps=warps, num_stages=stages))
+        yield {"kind": "plain", "SHARE": share, "BLOCK": block, "num_warps": warps, "num_stages": stages,
                "programs_per_unit": per_unit, "bytes": programs * n * 4, "ms": ms,
                "bytes_per_s": programs * n * 4 / (ms * 1e-3)}
 
 
-def tma_points(device, units, region_bytes, read_bytes, rows, cols, warps, stages, per_units):
+def tma_points(device, units, region_bytes, read_bytes, rows, cols, warps, stages, per_units, share=1):
     tile_bytes = rows * cols * 2
     tile_rows = region_bytes // tile_bytes
     x = torch.ones(tile_rows * rows, cols, dtype=torch.bfloat16, device=device)
@@ -88,8 +93,8 @@ def tma_points(device, units, region_bytes, read_bytes, rows, cols, warps, stage
         tiles = max(1, read_bytes // tile_bytes // programs)
         out = torch.empty(programs * cols, dtype=torch.float32, device=device)
         ms = time_ms(lambda: tma_read[(programs,)](desc, out, tiles, tile_rows, ROWS=rows, COLS=cols,
-                                                    num_warps=warps, num_stages=stages))
-        yield {"kind": "tma", "ROWS": rows, "COLS": cols, "num_warps": warps, "num_stages": stages,
+                                                    SHARE=share, num_warps=warps, num_stages=stages))
+        yield {"kind": "tma", "SHARE": share, "ROWS": rows, "COLS": cols, "num_warps": warps, "num_stages": stages,
                "programs_per_unit": per_unit, "bytes": programs * tiles * tile_bytes, "ms": ms,
                "bytes_per_s": programs * tiles * tile_bytes / (ms * 1e-3)}
 
@@ -111,10 +116,12 @@ def main():
     tma = [(64, 128, 4, 3), (128, 64, 4, 3), (128, 128, 4, 4), (64, 64, 4, 4)]
     for block, warps, stages in plain[:1] if args.dry_run else plain:
         rows += list(plain_points(device, units, region, read, block, warps, stages, per_units))
+    for share in (2, 4, 8, 16):  # programs reading the same slice at the same time
+        rows += list(plain_points(device, units, region, read, 4096, 4, 1, per_units, share))
     if TensorDescriptor is not None and device == "cuda":
-        for r, c, warps, stages in tma:
+        for (r, c, warps, stages), share in [(v, 1) for v in tma] + [(tma[2], s) for s in (2, 4, 8, 16)]:
             try:
-                rows += list(tma_points(device, units, region, read, r, c, warps, stages, per_units))
+                rows += list(tma_points(device, units, region, read, r, c, warps, stages, per_units, share))
             except Exception as exc:  # an experiment: a variant this Triton cannot compile is reported
                 rows.append({"kind": "tma", "ROWS": r, "COLS": c, "error": f"{type(exc).__name__}: {exc}"[:300]})
     for row in rows:
@@ -122,8 +129,8 @@ def main():
     best = {}
     for row in rows:
         if "bytes_per_s" in row:
-            name = json.dumps({k: v for k, v in row.items() if k in ("kind", "BLOCK", "ROWS", "COLS", "num_warps",
-                                                                     "num_stages")})
+            name = json.dumps({k: v for k, v in row.items() if k in ("kind", "SHARE", "BLOCK", "ROWS", "COLS",
+                                                                     "num_warps", "num_stages")})
             best[name] = max(best.get(name, 0), row["bytes_per_s"])
     for name, rate in best.items():
         print(f"{name}: best {rate / 1e12:.2f} TB/s")
