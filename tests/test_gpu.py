@@ -377,6 +377,28 @@ def test_the_gluon_gemm_is_right_on_hopper_at_4096_and_ragged_1000(tmp_path, spa
         assert t["stats"]["speedup"] > 0.3  # against torch.matmul, timed in the same run
 
 
+@pytest.mark.parametrize("splits,shape", [(2, "{M = 1000, N = 1000, K = 1000}"), (4, "{M = 512, N = 768, K = 8192}")])
+def test_the_gluon_gemm_reduces_its_k_splits_in_the_kernel_right_on_every_call(tmp_path, splits, shape):
+    """SPLIT_K > 1 on the Gluon GEMM: the splits' partial sums meet in a workspace and the last split of
+    each tile adds them and stores C, in the one launch. Verified against the reference (kt's protocol
+    calls it more than once: a tile counter left set would add the wrong partials on a later call), then
+    timed against torch.matmul."""
+    import torch
+
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the Gluon variant runs on sm_90 only")
+    recipe = tmp_path / "mm.toml"
+    space = GLUON_SPACE.replace("SPLIT_K = [1]", f"SPLIT_K = [{splits}]").replace("BLOCK_N = [256]", "BLOCK_N = [128]")
+    recipe.write_text((ROOT / "recipes" / "matmul.toml").read_text().split("[search]")[0].replace(
+        "shapes = [", f"shapes = [{shape}]\n# ") + space.replace("num_warps = [8]", "num_warps = [4]"))
+    result = kt("tune", recipe, "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    (trial,) = [json.loads(l) for l in (tmp_path / "art" / "matmul.kt" / "trials.jsonl").read_text().splitlines()]
+    assert trial["failure_kind"] == "ok", trial
+    assert trial["resources"]["threads"] == 8 * 32  # 4 consumer warps and the producer's warpgroup: Gluon ran
+    assert trial["stats"]["speedup"] > 0.3
+
+
 @GLUON_SPACES
 def test_the_gluon_gemm_is_right_on_hopper_in_fp8(tmp_path, space):
     """The same kernel on fp8 e4m3 (B K-major, its tiles handed to the wgmma transposed; C bf16): verified

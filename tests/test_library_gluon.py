@@ -68,7 +68,8 @@ POINT = {**GLUON, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 3
     ("amd:gfx90a", "bfloat16", BIG_GEMM, {"UNITS": 110, "TMA": 0, "BLOCK_N": 64, "num_stages": 2}, "wgmma == 1"),
     ("nvidia:sm_90", "float8_e4m3", BIG_GEMM, {}, None),  # fp8: B K-major, a bf16 C
     ("nvidia:sm_90", "float32", BIG_GEMM, {}, "dtype_bytes <= 2"),
-    ("nvidia:sm_90", "bfloat16", {"M": 256, "N": 256, "K": 16384}, {"SPLIT_K": 2}, "SPLIT_K == 1"),
+    # K splits, reduced in the kernel (few tiles, long K)
+    ("nvidia:sm_90", "bfloat16", {"M": 256, "N": 256, "K": 16384}, {"SPLIT_K": 2, "BLOCK_M": 128}, None),
     ("nvidia:sm_90", "bfloat16", {"M": 4096, "N": 4100, "K": 4096}, {}, "N * dtype_bytes % 16"),  # 8200-byte rows
     ("nvidia:sm_90", "bfloat16", BIG_GEMM, {"BLOCK_M": 64}, "BLOCK_M % (16 * num_warps)"),  # 8 warps need 128 rows
     ("nvidia:sm_90", "bfloat16", BIG_GEMM, {"BLOCK_M": 256}, "// (32 * num_warps) <= 128"),  # accumulator registers

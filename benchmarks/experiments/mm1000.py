@@ -1,6 +1,10 @@
 """Experiment: bf16 GEMM 1000^3 configs of the template vs cuBLAS, graph-replayed (not part of kt).
 
     python mm1000.py [SIZE] [--gluon]   # --gluon: only the warp-specialized Gluon kernel's configs
+    python mm1000.py [SIZE] --split     # the Gluon kernel with and without its in-kernel K splits
+
+Each config is checked against an fp32 reference before it is timed and again after (a split-K point
+whose tile counters were left set would sum wrong partials on the calls after its first).
 """
 import itertools
 import sys
@@ -27,7 +31,9 @@ def main():
     plain = itertools.product((64, 128), (64, 128, 256), (64,), (1, 2, 4), (0, 1), (0, 1), (4, 8), (3, 4), (0,))
     # the warp-specialized Gluon kernel: TMA, persistent, no split; its own ring of num_stages stages
     gluon = itertools.product((64, 128), (64, 128, 256), (64, 128), (1,), (1, 2), (1,), (4, 8), (3, 4, 5, 6), (1,))
-    for bm, bn, bk, sk, ppu, tma, w, st, gl in itertools.chain(() if "--gluon" in sys.argv else plain, gluon):
+    split = itertools.product((128,), (64, 128), (64,), (1, 2, 3, 4), (1,), (1,), (4,), (4, 5, 6), (1,))
+    chosen = (split,) if "--split" in sys.argv else (gluon,) if "--gluon" in sys.argv else (plain, gluon)
+    for bm, bn, bk, sk, ppu, tma, w, st, gl in itertools.chain(*chosen):
         if (tma and not ppu) or (sk > 1 and ppu and not tma) or (bm + bn) * bk * 2 * (st - 1) > 220000:
             continue
         if gl and (bm + bn) * bk * 2 * st + bm * bn * 2 > 225000:
@@ -49,6 +55,13 @@ def main():
                 print("WRONG", params, err)
                 continue
             t = triton.testing.do_bench_cudagraph(lambda: tmpl.launch(kmod, inputs, params), rep=100)
+            c.zero_()
+            tmpl.launch(kmod, inputs, params)
+            torch.cuda.synchronize()
+            after = ((c.float() - ref).abs().max() / ref.abs().max()).item()
+            if after > 1e-2:
+                print("WRONG AFTER TIMING", params, after)
+                continue
             results.append((t, f"BM{bm} BN{bn} BK{bk} SK{sk} PPU{ppu} TMA{tma} GLUON{gl} w{w} st{st}"))
         except Exception as e:  # noqa: BLE001
             print(params, type(e).__name__, str(e)[:80])

@@ -16,13 +16,18 @@
   the device; no masks, no wrapped rows. With SPLIT_K > 1 it walks (tile, K split) pairs into the
   split-K workspace. A tensor the TMA cannot take (a row not a multiple of 16 bytes) runs the plain
   persistent kernel (or the plain split-K one) instead.
-- Gluon (GLUON = 1, with TMA = 1 and SPLIT_K = 1, targets whose property `wgmma` is 1: sm_90 only): a
+- Gluon (GLUON = 1, with TMA = 1, targets whose property `wgmma` is 1: sm_90 only): a
   persistent, warp-specialized kernel written in Gluon, Triton's layout-explicit dialect, since plain
   Triton does not warp-specialize on sm_90. In each program one producer warp issues the TMA loads of A
   and B tiles into a ring of num_stages shared-memory stages, each guarded by a `ready` and an `empty`
   mbarrier; the num_warps // 4 consumer warpgroups issue asynchronous wgmma on each stage as it lands,
   keep one MMA in flight and hand the previous stage back once it is done; the C tile leaves through
-  shared memory and TMA stores, which run while the next tile's loads are already in flight. It leaves
+  shared memory and TMA stores, which run while the next tile's loads are already in flight. With SPLIT_K
+  > 1 the programs walk (tile, K split) items, a tile's splits on neighbouring programs; each split writes
+  its fp32 partial sum to a workspace and counts itself in on the tile's counter (an acquire-release
+  atomic), and the split that arrives last adds the partials in split order (the same result bit for bit
+  on every run) and stores C: one launch, no reduction kernel (small M·N with long K, as at 1000^3 where
+  128 x 128 tiles leave half of an H100's SMs idle). The C tile otherwise leaves
   in column slices EPILOGUE_N wide (BLOCK_N: whole), split off the accumulator in registers and each
   stored through one BLOCK_M x EPILOGUE_N buffer: the shared memory a whole C tile would take can hold
   another ring stage (bf16 128x256x64 or fp8 128x256x128 with 4 stages). The descriptors are built on
@@ -96,9 +101,9 @@ CONSTRAINTS = [
     # The Gluon variants: sm_90's (wgmma) and AMD's (CDNA3/CDNA4, `mfma_gluon`); this rule names no knob but
     # GLUON, so it holds even where a recipe's space lacks TMA (as AMD spaces do)
     "GLUON == 0 or wgmma == 1 or mfma_gluon == 1",
-    # sm_90's (targets whose `mfma_gluon` is 0): wgmma, the TMA's persistent walk
-    # without split-K, 16-bit or fp8 inputs (fp8_e4m3 above keeps fp8 where the tensor cores take it)
-    "GLUON == 0 or mfma_gluon == 1 or (wgmma == 1 and TMA == 1 and SPLIT_K == 1 and dtype_bytes <= 2)",
+    # sm_90's (targets whose `mfma_gluon` is 0): wgmma, the TMA's persistent walk (K splits reduced in the
+    # kernel), 16-bit or fp8 inputs (fp8_e4m3 above keeps fp8 where the tensor cores take it)
+    "GLUON == 0 or mfma_gluon == 1 or (wgmma == 1 and TMA == 1 and dtype_bytes <= 2)",
     # rows a TMA can take at the tuned shape (K and N times the element size a multiple of 16)
     "GLUON == 0 or mfma_gluon == 1 or (K * dtype_bytes % 16 == 0 and N * dtype_bytes % 16 == 0)",
     # each consumer warp takes 16 rows of a wgmma; accumulator registers per consumer thread
@@ -344,11 +349,24 @@ def _gl_tile_coords(tile, num_m, num_n, GROUP_M: gl.constexpr):
 
 
 @gluon.jit
-def _gl_produce(a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, GROUP_M: gl.constexpr,
-                B_KMAJOR: gl.constexpr):
-    """The producer warp: for every K step of every tile of this program, wait until the consumers
-    have handed the next stage back, then have the TMA fill it (it signals `ready` with the bytes).
-    A K-major B (fp8: its descriptor is over Bᵀ, N rows of K) lands as a [BLOCK_N, BLOCK_K] tile."""
+def _gl_item(item, num_m, num_n, K, k_per_split, SPLITS: gl.constexpr, GROUP_M: gl.constexpr):
+    """Work item `item` of a program's walk: its C tile's coordinates, the tile's index, the K split and
+    the split's K range. A tile's SPLITS splits are neighbouring items, so they run at the same time on
+    neighbouring programs and their partial sums meet while still in L2."""
+    tile = item // SPLITS
+    split = item % SPLITS
+    pid_m, pid_n = _gl_tile_coords(tile, num_m, num_n, GROUP_M)
+    k_lo = split * k_per_split
+    return pid_m, pid_n, tile, split, k_lo, gl.minimum(K, k_lo + k_per_split)
+
+
+@gluon.jit
+def _gl_produce(a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, k_per_split, SPLITS: gl.constexpr,
+                GROUP_M: gl.constexpr, B_KMAJOR: gl.constexpr):
+    """The producer warp: for every K step of every work item (a C tile, or one K split of it) of this
+    program, wait until the consumers have handed the next stage back, then have the TMA fill it (it
+    signals `ready` with the bytes). A K-major B (fp8: its descriptor is over Bᵀ, N rows of K) lands as a
+    [BLOCK_N, BLOCK_K] tile."""
     BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_type.shape[0 if B_KMAJOR else 1]
@@ -356,9 +374,9 @@ def _gl_produce(a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, GROUP_M: 
     num_m = gl.cdiv(M, BLOCK_M)
     num_n = gl.cdiv(N, BLOCK_N)
     step = 0
-    for tile in range(gl.program_id(0), num_m * num_n, gl.num_programs(0)):
-        pid_m, pid_n = _gl_tile_coords(tile, num_m, num_n, GROUP_M)
-        for k in range(0, K, BLOCK_K):
+    for item in range(gl.program_id(0), num_m * num_n * SPLITS, gl.num_programs(0)):
+        pid_m, pid_n, _, _, k_lo, k_hi = _gl_item(item, num_m, num_n, K, k_per_split, SPLITS, GROUP_M)
+        for k in range(k_lo, k_hi, BLOCK_K):
             s = step % STAGES
             # a fresh mbarrier counts as having completed the phase before its first: the first lap
             # through the ring does not wait
@@ -392,13 +410,48 @@ def _gl_store_slices(c_desc, c_smem, acc, row, col):
 
 
 @gluon.jit
-def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M: gl.constexpr,
-                B_KMAJOR: gl.constexpr):
+def _gl_reduce_splits(acc, work_ptr, counts_ptr, c_ptr, stride_cm, M, N, tile, split, row, col, tiles,
+                      SPLITS: gl.constexpr):
+    """One K split of a C tile is done: its fp32 partial sum goes to its slice of the workspace
+    ([SPLITS, tiles, BLOCK_M * BLOCK_N]); the tile's counter counts it in (an acquire-release atomic, after
+    every consumer warp's stores). The split that arrives last, whichever it is, adds the SPLITS slices in
+    split order (the same sum bit for bit on every run), stores C through plain masked stores and sets the
+    counter back to 0 for the next call: no second kernel, no atomics on data."""
+    BLOCK_M: gl.constexpr = acc.shape[0]
+    BLOCK_N: gl.constexpr = acc.shape[1]
+    SIZE: gl.constexpr = BLOCK_M * BLOCK_N
+    rows = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, acc.type.layout))
+    cols = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, acc.type.layout))
+    gl.store(work_ptr + (split * tiles + tile) * SIZE + gl.expand_dims(rows, 1) * BLOCK_N + gl.expand_dims(cols, 0), acc)
+    gl.barrier()
+    arrived = gl.atomic_add(counts_ptr + tile, 1, sem="acq_rel", scope="gpu")
+    if arrived == SPLITS - 1:
+        # the sum reads 32 rows at a time in a blocked layout: the accumulator is dead, few registers
+        CHUNK: gl.constexpr = 32
+        layout: gl.constexpr = gl.BlockedLayout([1, 4], [1, 32], [gl.num_warps(), 1], [1, 0])
+        r = gl.arange(0, CHUNK, layout=gl.SliceLayout(1, layout))
+        c = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, layout))
+        for first in gl.static_range(0, BLOCK_M, CHUNK):
+            offs = gl.expand_dims(first + r, 1) * BLOCK_N + gl.expand_dims(c, 0)
+            total = gl.zeros([CHUNK, BLOCK_N], gl.float32, layout)
+            for s in gl.static_range(SPLITS):
+                total += gl.load(work_ptr + (s * tiles + tile) * SIZE + offs, cache_modifier=".cg")
+            out_r = gl.expand_dims(row + first + r, 1)
+            out_c = gl.expand_dims(col + c, 0)
+            gl.store(c_ptr + out_r * stride_cm + out_c, total.to(c_ptr.dtype.element_ty),
+                     mask=(out_r < M) & (out_c < N))
+        gl.atomic_xchg(counts_ptr + tile, 0, sem="relaxed", scope="gpu")
+
+
+@gluon.jit
+def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, k_per_split, work_ptr, counts_ptr, c_ptr,
+                stride_cm, SPLITS: gl.constexpr, GROUP_M: gl.constexpr, B_KMAJOR: gl.constexpr):
     """The consumer warpgroups: one asynchronous wgmma per landed stage, one left in flight; the stage of
-    the MMA before it is then done and goes back to the producer. The C tile is stored by the TMA from
+    the MMA before it is then done and goes back to the producer. A C tile is stored by the TMA from
     shared memory in slices of c_desc's block (EPILOGUE_N columns), each waited for only when the next
-    slice needs that memory. A K-major B tile is handed to the wgmma transposed (a view: fp8 wgmma reads
-    B only K-major)."""
+    slice needs that memory; with K splits (SPLITS > 1) each split's partial sum is reduced in the kernel
+    (_gl_reduce_splits). A K-major B tile is handed to the wgmma transposed (a view: fp8 wgmma reads B
+    only K-major)."""
     BLOCK_M: gl.constexpr = a_ring.type.shape[1]
     BLOCK_N: gl.constexpr = b_ring.type.shape[1 if B_KMAJOR else 2]
     BLOCK_K: gl.constexpr = a_ring.type.shape[2]
@@ -406,12 +459,11 @@ def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M: 
     layout: gl.constexpr = _wgmma_layout(BLOCK_M, BLOCK_N, gl.num_warps(), a_ring.dtype.primitive_bitwidth)
     num_m = gl.cdiv(M, BLOCK_M)
     num_n = gl.cdiv(N, BLOCK_N)
-    k_steps = gl.cdiv(K, BLOCK_K)
     step = 0
-    for tile in range(gl.program_id(0), num_m * num_n, gl.num_programs(0)):
-        pid_m, pid_n = _gl_tile_coords(tile, num_m, num_n, GROUP_M)
+    for item in range(gl.program_id(0), num_m * num_n * SPLITS, gl.num_programs(0)):
+        pid_m, pid_n, tile, split, k_lo, k_hi = _gl_item(item, num_m, num_n, K, k_per_split, SPLITS, GROUP_M)
         acc = gl.zeros((BLOCK_M, BLOCK_N), gl.float32, layout)
-        for ki in range(k_steps):
+        for ki in range(gl.cdiv(k_hi - k_lo, BLOCK_K)):
             s = step % STAGES
             mbarrier.wait(ready.index(s), (step // STAGES) & 1)
             b = b_ring.index(s).permute((1, 0)) if B_KMAJOR else b_ring.index(s)
@@ -422,17 +474,25 @@ def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M: 
             step += 1
         acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
         mbarrier.arrive(empty.index((step + STAGES - 1) % STAGES), count=1)
-        _gl_store_slices(c_desc, c_smem, acc, pid_m * BLOCK_M, pid_n * BLOCK_N)
+        if SPLITS == 1:
+            _gl_store_slices(c_desc, c_smem, acc, pid_m * BLOCK_M, pid_n * BLOCK_N)
+        else:
+            _gl_reduce_splits(acc, work_ptr, counts_ptr, c_ptr, stride_cm, M, N, tile, split, pid_m * BLOCK_M,
+                              pid_n * BLOCK_N, num_m * num_n, SPLITS)
     tma.store_wait(0)
 
 
 @gluon.jit
-def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: gl.constexpr, num_stages: gl.constexpr,
-                        PRODUCER_REGS: gl.constexpr, B_KMAJOR: gl.constexpr = False):
+def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, k_per_split, work_ptr, counts_ptr, c_ptr, stride_cm,
+                        GROUP_M: gl.constexpr, num_stages: gl.constexpr, PRODUCER_REGS: gl.constexpr,
+                        SPLITS: gl.constexpr = 1, B_KMAJOR: gl.constexpr = False):
     """Persistent and warp-specialized (sm_90): num_warps consumer warps (the default partition) and one
     producer warp with PRODUCER_REGS registers; A, B and C move through host-built TMA descriptors, which
     zero-fill what lies past M, N or K on loads and drop it on stores. C's block is one epilogue slice
-    (BLOCK_M x EPILOGUE_N), and so is the shared memory it leaves through."""
+    (BLOCK_M x EPILOGUE_N), and so is the shared memory it leaves through. With SPLITS > 1 the programs
+    walk (tile, K split) items of k_per_split each and reduce the splits' partial sums in the kernel
+    through `work_ptr` (fp32, SPLITS x tiles x BLOCK_M x BLOCK_N) and one zeroed int32 counter a tile at
+    `counts_ptr`, which the kernel leaves zeroed; C is then stored through `c_ptr`."""
     a_ring = gl.allocate_shared_memory(a_desc.dtype, [num_stages] + a_desc.block_type.shape, a_desc.layout)
     b_ring = gl.allocate_shared_memory(b_desc.dtype, [num_stages] + b_desc.block_type.shape, b_desc.layout)
     c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
@@ -442,8 +502,10 @@ def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, GROUP_M: gl.constexpr, 
         mbarrier.init(ready.index(i), count=1)
         mbarrier.init(empty.index(i), count=1)
     gl.warp_specialize([
-        (_gl_consume, (c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, GROUP_M, B_KMAJOR)),
-        (_gl_produce, (a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, GROUP_M, B_KMAJOR)),
+        (_gl_consume, (c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, k_per_split, work_ptr, counts_ptr,
+                       c_ptr, stride_cm, SPLITS, GROUP_M, B_KMAJOR)),
+        (_gl_produce, (a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, k_per_split, SPLITS, GROUP_M,
+                       B_KMAJOR)),
     ], [1], [PRODUCER_REGS])
 
 
@@ -719,6 +781,19 @@ def gluon_descriptors(a, b, c, block_m, block_n, block_k, epilogue_n) -> tuple:
     return descriptor(a, [block_m, block_k]), b_tile, descriptor(c, [block_m, epilogue_n])
 
 
+_SPLIT_COUNTERS: dict = {}
+
+
+def _split_counters(device, tiles: int):
+    """The Gluon kernel's split-K counters, one int32 a tile, zeroed: made once per device and tile count
+    (before a graph captures a launch: kt's protocol verifies a candidate eagerly first), and left zeroed
+    by every call."""
+    key = (str(device), tiles)
+    if key not in _SPLIT_COUNTERS:
+        _SPLIT_COUNTERS[key] = torch.zeros(tiles, dtype=torch.int32, device=device)
+    return _SPLIT_COUNTERS[key]
+
+
 def _scratch(size, alignment, stream):
     """Global memory for the descriptors matmul_tma_kernel builds on the device."""
     return torch.empty(size, dtype=torch.int8, device="cuda")
@@ -735,18 +810,28 @@ def launch(k, inputs, params):
     blocks = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, EVEN_K=kk % bk == 0,
                   **dict(zip(("M_UNIT", "N_UNIT", "K_UNIT", "AM_UNIT", "AK_UNIT", "BK_UNIT", "BN_UNIT"), units)))
     sizes, sa, sb = [[v // u for v, u in zip(values[i:j], units[i:j])] for i, j in ((0, 3), (3, 5), (5, 7))]
-    splits, k_per_split, work = 1, kk, None
+    splits, k_per_split = 1, kk
     if split_k > 1:
         # every split's K range is a whole number of BLOCK_K steps, so only the last one is ragged
         k_per_split = triton.cdiv(triton.cdiv(kk, split_k), bk) * bk
         splits = triton.cdiv(kk, k_per_split)
-        # allocated per call: after the first, torch's caching allocator hands back the same block
-        work = torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
-    out = c if work is None else work
     gluon, tma = params.get("GLUON", 0), params.get("TMA", 0)
-    # GLUON = 1 is the AMD kernel where TMA = 0 (its constraints: a program per tile, no split-K), sm_90's
-    # where TMA = 1 (persistent). A config that asks for Gluon on tensors its kernel cannot take runs the
-    # plain kernels (AMD) or the TMA variant's (sm_90) below.
+    if gluon and tma and per_unit and _gluon_ready(a, b, c):
+        # K splits reduced in the kernel: their fp32 partials (a workspace of whole tiles; after the first
+        # call torch's caching allocator hands back the same block) and a counter a tile, left zeroed
+        work = torch.empty((splits * tiles * bm * bn,), dtype=torch.float32, device=a.device) if splits > 1 else c
+        counts = _split_counters(a.device, tiles) if splits > 1 else c
+        k.matmul_gluon_kernel[(min(tiles * splits, params["UNITS"] * per_unit),)](
+            *gluon_descriptors(a, b, c, bm, bn, bk, params.get("EPILOGUE_N", bn)), m, n, kk, k_per_split, work,
+            counts, c, c.stride(0), GROUP_M=gm, num_stages=params.get("num_stages", 3),
+            PRODUCER_REGS=params.get("PRODUCER_REGS", PRODUCER_REGS), SPLITS=splits, B_KMAJOR=b.stride(0) == 1)
+        return
+    # allocated per call: after the first, torch's caching allocator hands back the same block
+    work = torch.empty((splits, m, n), dtype=torch.float32, device=a.device) if splits > 1 else None
+    out = c if work is None else work
+    # GLUON = 1 is sm_90's kernel where TMA = 1 (persistent: above), the AMD kernel where TMA = 0 (its
+    # constraints: a program per tile, no split-K). A config that asks for Gluon on tensors its kernel cannot
+    # take runs the plain kernels (AMD) or the TMA variant's (sm_90) below.
     if gluon and not tma and not per_unit and work is None and _amd_gluon_ready(a, b, c, bm, bk):
         amd_units = [_unit(v) for v in (m, n, kk, a.stride(0), b.stride(0), c.stride(0))]
         k.matmul_amd_gluon_kernel[(tiles,)](
@@ -754,11 +839,6 @@ def launch(k, inputs, params):
             BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm,
             **dict(zip(("M_UNIT", "N_UNIT", "K_UNIT", "AM_UNIT", "BK_UNIT", "CM_UNIT"), amd_units)),
             num_stages=params.get("num_stages", 2))
-    elif gluon and tma and per_unit and work is None and _gluon_ready(a, b, c):
-        k.matmul_gluon_kernel[(min(tiles, params["UNITS"] * per_unit),)](
-            *gluon_descriptors(a, b, c, bm, bn, bk, params.get("EPILOGUE_N", bn)), m, n, kk, GROUP_M=gm,
-            num_stages=params.get("num_stages", 3), PRODUCER_REGS=params.get("PRODUCER_REGS", PRODUCER_REGS),
-            B_KMAJOR=b.stride(0) == 1)
     elif per_unit and params.get("TMA", 0) and a.stride(1) == 1 and out.stride(-1) == 1 and _tma_ready(a, b, out):
         # a config that asks for the TMA on a tensor it cannot take (a row of 45 bf16 values is 90
         # bytes) runs a plain kernel below: same tiles, same K splits, same result
