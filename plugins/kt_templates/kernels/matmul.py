@@ -65,6 +65,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared
 # -> async_store) and made the old names raise; Triton 3.6 has only the old names. The arguments are the same.
 _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 _tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
+# A barrier of the partition's threads: Triton 3.9 names it gl.barrier, 3.6 gl.thread_barrier
+_thread_barrier = getattr(gl, "barrier", None) or gl.thread_barrier
 
 OUTPUTS = ("c",)
 PRODUCER_REGS = 40  # sm_90's Gluon kernel: the producer warp's registers (setmaxnreg) where a point leaves the knob out
@@ -423,7 +425,7 @@ def _gl_reduce_splits(acc, work_ptr, counts_ptr, c_ptr, stride_cm, M, N, tile, s
     rows = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, acc.type.layout))
     cols = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, acc.type.layout))
     gl.store(work_ptr + (split * tiles + tile) * SIZE + gl.expand_dims(rows, 1) * BLOCK_N + gl.expand_dims(cols, 0), acc)
-    gl.barrier()
+    _thread_barrier()
     arrived = gl.atomic_add(counts_ptr + tile, 1, sem="acq_rel", scope="gpu")
     if arrived == SPLITS - 1:
         # the sum reads 32 rows at a time in a blocked layout: the accumulator is dead, few registers
