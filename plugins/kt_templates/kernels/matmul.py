@@ -23,11 +23,11 @@
   mbarrier; the num_warps // 4 consumer warpgroups issue asynchronous wgmma on each stage as it lands,
   keep one MMA in flight and hand the previous stage back once it is done; the C tile leaves through
   shared memory and TMA stores, which run while the next tile's loads are already in flight. With SPLIT_K
-  > 1 the programs walk (tile, K split) items, a tile's splits on neighbouring programs; each split writes
-  its fp32 partial sum to a workspace and counts itself in on the tile's counter (an acquire-release
-  atomic), and the split that arrives last adds the partials in split order (the same result bit for bit
-  on every run) and stores C: one launch, no reduction kernel (small M·N with long K, as at 1000^3 where
-  128 x 128 tiles leave half of an H100's SMs idle). The C tile otherwise leaves
+  > 1 the programs walk (tile, K split) items, a tile's splits on neighbouring programs; the splits before
+  the last write their fp32 partial sums to a workspace and count themselves in on the tile's counter
+  (release), and the last waits for them (acquire), adds them to its accumulator in split order (the same
+  result bit for bit on every run) and stores C: one launch, no reduction kernel (small M·N with long K,
+  as at 1000^3 where 128 x 128 tiles leave half of an H100's SMs idle). The C tile leaves
   in column slices EPILOGUE_N wide (BLOCK_N: whole), split off the accumulator in registers and each
   stored through one BLOCK_M x EPILOGUE_N buffer: the shared memory a whole C tile would take can hold
   another ring stage (bf16 128x256x64 or fp8 128x256x128 with 4 stages). The descriptors are built on
@@ -412,42 +412,72 @@ def _gl_store_slices(c_desc, c_smem, acc, row, col):
 
 
 @gluon.jit
-def _gl_reduce_splits(acc, work_ptr, counts_ptr, c_ptr, stride_cm, M, N, tile, split, row, col, tiles,
-                      SPLITS: gl.constexpr):
-    """One K split of a C tile is done: its fp32 partial sum goes to its slice of the workspace
-    ([SPLITS, tiles, BLOCK_M * BLOCK_N]); the tile's counter counts it in (an acquire-release atomic, after
-    every consumer warp's stores). The split that arrives last, whichever it is, adds the SPLITS slices in
-    split order (the same sum bit for bit on every run), stores C through plain masked stores and sets the
-    counter back to 0 for the next call: no second kernel, no atomics on data."""
-    BLOCK_M: gl.constexpr = acc.shape[0]
-    BLOCK_N: gl.constexpr = acc.shape[1]
-    SIZE: gl.constexpr = BLOCK_M * BLOCK_N
-    rows = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, acc.type.layout))
-    cols = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, acc.type.layout))
-    gl.store(work_ptr + (split * tiles + tile) * SIZE + gl.expand_dims(rows, 1) * BLOCK_N + gl.expand_dims(cols, 0), acc)
-    _thread_barrier()
-    arrived = gl.atomic_add(counts_ptr + tile, 1, sem="acq_rel", scope="gpu")
-    if arrived == SPLITS - 1:
-        # the sum reads 32 rows at a time in a blocked layout: the accumulator is dead, few registers
-        CHUNK: gl.constexpr = 32
-        layout: gl.constexpr = gl.BlockedLayout([1, 4], [1, 32], [gl.num_warps(), 1], [1, 0])
-        r = gl.arange(0, CHUNK, layout=gl.SliceLayout(1, layout))
-        c = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, layout))
-        for first in gl.static_range(0, BLOCK_M, CHUNK):
-            offs = gl.expand_dims(first + r, 1) * BLOCK_N + gl.expand_dims(c, 0)
-            total = gl.zeros([CHUNK, BLOCK_N], gl.float32, layout)
-            for s in gl.static_range(SPLITS):
-                total += gl.load(work_ptr + (s * tiles + tile) * SIZE + offs, cache_modifier=".cg")
-            out_r = gl.expand_dims(row + first + r, 1)
-            out_c = gl.expand_dims(col + c, 0)
-            gl.store(c_ptr + out_r * stride_cm + out_c, total.to(c_ptr.dtype.element_ty),
-                     mask=(out_r < M) & (out_c < N))
+def _gl_partial_offsets(part, tile, split, tiles):
+    """Offsets, in the layout of `part` (a column slice of a C tile's accumulator, its columns first_col
+    onwards), of its elements in split `split`'s slice of the workspace ([SPLITS - 1, tiles, BLOCK_M, BLOCK_N]
+    fp32: only the splits before the last write one)."""
+    ROWS: gl.constexpr = part.shape[0]
+    COLS: gl.constexpr = part.shape[1]
+    rows = gl.arange(0, ROWS, layout=gl.SliceLayout(1, part.type.layout))
+    cols = gl.arange(0, COLS, layout=gl.SliceLayout(0, part.type.layout))
+    return (split * tiles + tile) * (ROWS * COLS) + gl.expand_dims(rows, 1) * COLS + gl.expand_dims(cols, 0)
+
+
+@gluon.jit
+def _gl_add_partials(c_desc, c_smem, acc, work_ptr, tile, tiles, row, col, SPLITS: gl.constexpr):
+    """The last split of a tile: adds the other splits' partial sums to its accumulator, in split order
+    (the same sum bit for bit on every run) and stores C in slices, as _gl_store_slices does, halving the
+    accumulator in registers first so that a slice and its partials stay within the registers."""
+    if acc.shape[1] > c_desc.block_type.shape[1]:
+        HALF: gl.constexpr = acc.shape[1] // 2
+        left, right = acc.reshape(acc.shape[0], 2, HALF).permute(0, 2, 1).split()
+        _gl_add_partials(c_desc, c_smem, left, work_ptr + 0, tile, tiles, row, col, SPLITS)
+        _gl_add_partials(c_desc, c_smem, right, work_ptr + (SPLITS - 1) * tiles * acc.shape[0] * HALF, tile, tiles,
+                         row, col + HALF, SPLITS)
+    else:
+        for s in gl.static_range(SPLITS - 1):
+            acc += gl.load(work_ptr + _gl_partial_offsets(acc, tile, s, tiles), cache_modifier=".cg")
+        _gl_store_slices(c_desc, c_smem, acc, row, col)
+
+
+@gluon.jit
+def _gl_write_partial(acc, c_desc, work_ptr, tile, split, tiles, SPLITS: gl.constexpr):
+    """A split before a tile's last: its partial sum into its slice of the workspace, in the same halves
+    _gl_add_partials reads."""
+    if acc.shape[1] > c_desc.block_type.shape[1]:
+        HALF: gl.constexpr = acc.shape[1] // 2
+        left, right = acc.reshape(acc.shape[0], 2, HALF).permute(0, 2, 1).split()
+        _gl_write_partial(left, c_desc, work_ptr + 0, tile, split, tiles, SPLITS)
+        _gl_write_partial(right, c_desc, work_ptr + (SPLITS - 1) * tiles * acc.shape[0] * HALF, tile, split, tiles,
+                          SPLITS)
+    else:
+        gl.store(work_ptr + _gl_partial_offsets(acc, tile, split, tiles), acc)
+
+
+@gluon.jit
+def _gl_reduce_splits(c_desc, c_smem, acc, work_ptr, counts_ptr, tile, split, row, col, tiles, SPLITS: gl.constexpr):
+    """One K split of a C tile is done. A split before the last writes its fp32 partial sum to the
+    workspace and counts itself in on the tile's counter (a release atomic, after every consumer warp's
+    stores). The last split, the tile's highest work item, waits until the others have counted in (an
+    acquire), adds their partials to its own accumulator in split order and stores C, then sets the
+    counter back to 0 for the next call: no second kernel, no atomics on data. No deadlock: a program
+    walks its items in increasing order, so the items the last split waits for are done or running on
+    other programs, which themselves wait only for lower items."""
+    if split < SPLITS - 1:
+        _gl_write_partial(acc, c_desc, work_ptr, tile, split, tiles, SPLITS)
+        _thread_barrier()
+        gl.atomic_add(counts_ptr + tile, 1, sem="release", scope="gpu")
+    else:
+        while gl.atomic_add(counts_ptr + tile, 0, sem="acquire", scope="gpu") < SPLITS - 1:
+            pass
+        _thread_barrier()
+        _gl_add_partials(c_desc, c_smem, acc, work_ptr, tile, tiles, row, col, SPLITS)
         gl.atomic_xchg(counts_ptr + tile, 0, sem="relaxed", scope="gpu")
 
 
 @gluon.jit
-def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, k_per_split, work_ptr, counts_ptr, c_ptr,
-                stride_cm, SPLITS: gl.constexpr, GROUP_M: gl.constexpr, B_KMAJOR: gl.constexpr):
+def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, k_per_split, work_ptr, counts_ptr,
+                SPLITS: gl.constexpr, GROUP_M: gl.constexpr, B_KMAJOR: gl.constexpr):
     """The consumer warpgroups: one asynchronous wgmma per landed stage, one left in flight; the stage of
     the MMA before it is then done and goes back to the producer. A C tile is stored by the TMA from
     shared memory in slices of c_desc's block (EPILOGUE_N columns), each waited for only when the next
@@ -479,22 +509,21 @@ def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, k_per_spl
         if SPLITS == 1:
             _gl_store_slices(c_desc, c_smem, acc, pid_m * BLOCK_M, pid_n * BLOCK_N)
         else:
-            _gl_reduce_splits(acc, work_ptr, counts_ptr, c_ptr, stride_cm, M, N, tile, split, pid_m * BLOCK_M,
+            _gl_reduce_splits(c_desc, c_smem, acc, work_ptr, counts_ptr, tile, split, pid_m * BLOCK_M,
                               pid_n * BLOCK_N, num_m * num_n, SPLITS)
     tma.store_wait(0)
 
 
 @gluon.jit
-def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, k_per_split, work_ptr, counts_ptr, c_ptr, stride_cm,
-                        GROUP_M: gl.constexpr, num_stages: gl.constexpr, PRODUCER_REGS: gl.constexpr,
+def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, k_per_split, work_ptr, counts_ptr, GROUP_M: gl.constexpr, num_stages: gl.constexpr, PRODUCER_REGS: gl.constexpr,
                         SPLITS: gl.constexpr = 1, B_KMAJOR: gl.constexpr = False):
     """Persistent and warp-specialized (sm_90): num_warps consumer warps (the default partition) and one
     producer warp with PRODUCER_REGS registers; A, B and C move through host-built TMA descriptors, which
     zero-fill what lies past M, N or K on loads and drop it on stores. C's block is one epilogue slice
     (BLOCK_M x EPILOGUE_N), and so is the shared memory it leaves through. With SPLITS > 1 the programs
     walk (tile, K split) items of k_per_split each and reduce the splits' partial sums in the kernel
-    through `work_ptr` (fp32, SPLITS x tiles x BLOCK_M x BLOCK_N) and one zeroed int32 counter a tile at
-    `counts_ptr`, which the kernel leaves zeroed; C is then stored through `c_ptr`."""
+    through `work_ptr` (fp32, (SPLITS - 1) x tiles x BLOCK_M x BLOCK_N) and one zeroed int32 counter a tile
+    at `counts_ptr`, which the kernel leaves zeroed (_gl_reduce_splits)."""
     a_ring = gl.allocate_shared_memory(a_desc.dtype, [num_stages] + a_desc.block_type.shape, a_desc.layout)
     b_ring = gl.allocate_shared_memory(b_desc.dtype, [num_stages] + b_desc.block_type.shape, b_desc.layout)
     c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
@@ -505,7 +534,7 @@ def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, k_per_split, work_ptr, 
         mbarrier.init(empty.index(i), count=1)
     gl.warp_specialize([
         (_gl_consume, (c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, k_per_split, work_ptr, counts_ptr,
-                       c_ptr, stride_cm, SPLITS, GROUP_M, B_KMAJOR)),
+                       SPLITS, GROUP_M, B_KMAJOR)),
         (_gl_produce, (a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, k_per_split, SPLITS, GROUP_M,
                        B_KMAJOR)),
     ], [1], [PRODUCER_REGS])
@@ -821,11 +850,11 @@ def launch(k, inputs, params):
     if gluon and tma and per_unit and _gluon_ready(a, b, c):
         # K splits reduced in the kernel: their fp32 partials (a workspace of whole tiles; after the first
         # call torch's caching allocator hands back the same block) and a counter a tile, left zeroed
-        work = torch.empty((splits * tiles * bm * bn,), dtype=torch.float32, device=a.device) if splits > 1 else c
+        work = torch.empty(((splits - 1) * tiles * bm * bn,), dtype=torch.float32, device=a.device) if splits > 1 else c
         counts = _split_counters(a.device, tiles) if splits > 1 else c
         k.matmul_gluon_kernel[(min(tiles * splits, params["UNITS"] * per_unit),)](
             *gluon_descriptors(a, b, c, bm, bn, bk, params.get("EPILOGUE_N", bn)), m, n, kk, k_per_split, work,
-            counts, c, c.stride(0), GROUP_M=gm, num_stages=params.get("num_stages", 3),
+            counts, GROUP_M=gm, num_stages=params.get("num_stages", 3),
             PRODUCER_REGS=params.get("PRODUCER_REGS", PRODUCER_REGS), SPLITS=splits, B_KMAJOR=b.stride(0) == 1)
         return
     # allocated per call: after the first, torch's caching allocator hands back the same block
