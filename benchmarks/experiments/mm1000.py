@@ -2,6 +2,7 @@
 
     python mm1000.py [SIZE] [--gluon]   # --gluon: only the warp-specialized Gluon kernel's configs
     python mm1000.py [SIZE] --split     # the Gluon kernel with and without its in-kernel K splits
+    python mm1000.py 512x512x16384 --split   # M x N x K
 
 Each config is checked against an fp32 reference before it is timed and again after (a split-K point
 whose tile counters were left set would sum wrong partials on the calls after its first).
@@ -19,14 +20,14 @@ from common import Bound, template
 def main():
     tmpl = template("matmul")
 
-    sizes = [int(a) for a in sys.argv[1:] if a.isdigit()]
-    m = n = k = sizes[0] if sizes else 1000
+    sizes = [[int(v) for v in a.split("x")] for a in sys.argv[1:] if a.replace("x", "").isdigit()]
+    m, n, k = (sizes[0] * 3)[:3] if sizes else (1000, 1000, 1000)  # SIZE, or MxNxK
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     ref = a.float() @ b.float()
     t_ref = triton.testing.do_bench_cudagraph(lambda: torch.matmul(a, b), rep=200)
-    print(f"cuBLAS {m}^3: {t_ref*1e3:.2f} us", flush=True)
+    print(f"cuBLAS {m}x{n}x{k}: {t_ref*1e3:.2f} us", flush=True)
     results = []
     plain = itertools.product((64, 128), (64, 128, 256), (64,), (1, 2, 4), (0, 1), (0, 1), (4, 8), (3, 4), (0,))
     # the warp-specialized Gluon kernel: TMA, persistent, no split; its own ring of num_stages stages
