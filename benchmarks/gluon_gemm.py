@@ -64,7 +64,8 @@ def run_config(mod, a, b, c, config, units: int, producer_regs: int) -> None:
     bm, bn, bk, stages, warps, group_m = config
     (m, k), n = a.shape, b.shape[1]
     grid = (min(triton.cdiv(m, bm) * triton.cdiv(n, bn), units),)
-    mod.matmul_gluon_kernel[grid](*mod.gluon_descriptors(a, b, c, bm, bn, bk, bn), m, n, k, GROUP_M=group_m,
+    # one K split: k_per_split = K, and no workspace or tile counters (the kernel reads neither)
+    mod.matmul_gluon_kernel[grid](*mod.gluon_descriptors(a, b, c, bm, bn, bk, bn), m, n, k, k, c, c, GROUP_M=group_m,
                                   num_stages=stages, PRODUCER_REGS=producer_regs, num_warps=warps,
                                   B_KMAJOR=b.stride(0) == 1)
 

@@ -904,11 +904,13 @@ def bytes_moved(shape, dtype):
 
 def traffic(shape, dtype, params):
     """Each tile row of A is read once per column tile of C and vice versa (L2 reuse ignored); split-K
-    also writes and reads back its fp32 partial sums."""
+    also writes and reads back its fp32 partial sums (every split's through the reduction kernel; all but
+    the last split's in the Gluon kernel, whose last split adds them in registers)."""
     m, n, k = shape["M"], shape["N"], shape["K"]
     reads = m * k * triton.cdiv(n, params["BLOCK_N"]) + k * n * triton.cdiv(m, params["BLOCK_M"])
     split_k = params.get("SPLIT_K", 1)
-    partials = 2 * split_k * m * n * 4 if split_k > 1 else 0
+    written = split_k - 1 if params.get("GLUON") and params.get("TMA") else split_k
+    partials = 2 * written * m * n * 4 if split_k > 1 else 0
     return reads * dtype.itemsize + m * n * _out_dtype(dtype).itemsize + partials
 
 
