@@ -224,6 +224,17 @@ def test_a_process_graph_times_on_a_second_gpu_after_the_first():
         torch.cuda.synchronize()
 
 
+def _verdicts_of_a_tune(write, tmp_path, recipe: str) -> tuple[list, list]:
+    """Tune a library recipe measured; the failure kinds of the trials that reached the device, and every
+    trial. Points the constraints refuse (invalid) and early exits that never reach it (a spill past the
+    cap, a compile past its deadline) are no verdict on the kernel."""
+    result = kt("tune", write("recipe.toml", recipe), "--out", tmp_path / "art")
+    assert result.exit_code == 0, result.output
+    (art,) = (tmp_path / "art").glob("*.kt")  # named after the library kernel
+    trials = [json.loads(l) for l in (art / "trials.jsonl").read_text().splitlines()]
+    return [t["failure_kind"] for t in trials if t["failure_kind"] not in ("invalid", "spills", "slow_compile")], trials
+
+
 SEQ_RECIPE = """
 [kernel]
 generator = "templates"
@@ -242,13 +253,7 @@ timeout = 120
 @pytest.mark.parametrize("name", ["lstm_seq", "gru_seq"])
 def test_the_sequence_fused_recurrences_verify_on_the_gpu(write, tmp_path, name):
     """The time loop feeds h back through global memory behind a block barrier: right on the device too."""
-    result = kt("tune", write("recipe.toml", SEQ_RECIPE.format(name=name)), "--out", tmp_path / "art")
-    assert result.exit_code == 0, result.output
-    (art,) = (tmp_path / "art").glob("*.kt")  # named after the library kernel
-    trials = [json.loads(l) for l in (art / "trials.jsonl").read_text().splitlines()]
-    # what reached the device verified: points its constraints refuse (invalid) and early exits that never
-    # reach it (a spill past the cap, a compile past its deadline) are no verdict on the kernel
-    reached = [t["failure_kind"] for t in trials if t["failure_kind"] not in ("invalid", "spills", "slow_compile")]
+    reached, trials = _verdicts_of_a_tune(write, tmp_path, SEQ_RECIPE.format(name=name))
     assert reached and set(reached) == {"ok"}, trials
 
 
@@ -271,11 +276,7 @@ timeout = 120
 def test_the_multi_head_recurrences_verify_on_the_gpu(write, tmp_path, name):
     """Each head's h (and c) stays in one program's registers for every step: right on the device over a
     long sequence, and at a batch of one where every tl.dot row but the first is masked."""
-    result = kt("tune", write("recipe.toml", HEADS_RECIPE.format(name=name)), "--out", tmp_path / "art")
-    assert result.exit_code == 0, result.output
-    (art,) = (tmp_path / "art").glob("*.kt")
-    trials = [json.loads(l) for l in (art / "trials.jsonl").read_text().splitlines()]
-    reached = [t["failure_kind"] for t in trials if t["failure_kind"] not in ("invalid", "spills", "slow_compile")]
+    reached, trials = _verdicts_of_a_tune(write, tmp_path, HEADS_RECIPE.format(name=name))
     assert len(reached) >= 4 and set(reached) == {"ok"}, trials
 
 
@@ -306,11 +307,7 @@ num_stages = [2]
 def test_the_grid_synchronised_recurrences_verify_over_a_long_sequence(write, tmp_path, name):
     """GRID = 1: 32-128 programs exchange h through L2 behind a grid barrier 1024 times a launch; a barrier
     that let one program read a step early would leave stale h in y and fail verification."""
-    result = kt("tune", write("recipe.toml", SEQ_GRID_RECIPE.format(name=name)), "--out", tmp_path / "art")
-    assert result.exit_code == 0, result.output
-    (art,) = (tmp_path / "art").glob("*.kt")
-    trials = [json.loads(l) for l in (art / "trials.jsonl").read_text().splitlines()]
-    reached = [t["failure_kind"] for t in trials if t["failure_kind"] not in ("invalid", "spills", "slow_compile")]
+    reached, trials = _verdicts_of_a_tune(write, tmp_path, SEQ_GRID_RECIPE.format(name=name))
     assert len(reached) >= 4 and set(reached) == {"ok"}, trials
 
 

@@ -16,6 +16,22 @@ def bench(fn, rep: int = 400) -> float:
     return triton.testing.do_bench(fn, warmup=50, rep=rep)
 
 
+def time_ms(fn, reps: int = 5, warmups: int = 1) -> float:
+    """Milliseconds of one call by CUDA events, the median of `reps` after `warmups` calls (no L2 flush:
+    for kernels that are timed on warm data on purpose)."""
+    for _ in range(warmups):
+        fn()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
 def template(name: str):
     """The kernel module of kt's library kernel `name` (plugins/kt_templates/kernels)."""
     sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]

@@ -20,6 +20,7 @@ import json
 import torch
 import triton
 import triton.language as tl
+from common import time_ms
 
 try:
     from triton.tools.tensor_descriptor import TensorDescriptor
@@ -53,19 +54,12 @@ def tma_read(desc, out_ptr, tiles_per_program, tile_rows, ROWS: tl.constexpr, CO
     tl.store(out_ptr + pid * COLS + tl.arange(0, COLS), tl.sum(acc, 0))
 
 
-def time_ms(fn, reps=5):
+def timed(fn) -> float:
+    """common.time_ms on a GPU; on a CPU (--dry-run under the interpreter) one call and NaN."""
+    if torch.cuda.is_available():
+        return time_ms(fn)
     fn()
-    if not torch.cuda.is_available():
-        return float("nan")
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
+    return float("nan")
 
 
 def plain_points(device, units, region_bytes, read_bytes, block, warps, stages, per_units, share=1):
@@ -76,7 +70,7 @@ def plain_points(device, units, region_bytes, read_bytes, block, warps, stages, 
         n = max(block, read_bytes // 4 // programs // block * block)
         n = min(n, region // 2 // block * block)
         out = torch.empty(programs * block, dtype=torch.float32, device=device)
-        ms = time_ms(lambda: plain_read[(programs,)](x, out, n, region - n, BLOCK=block, SHARE=share,
+        ms = timed(lambda: plain_read[(programs,)](x, out, n, region - n, BLOCK=block, SHARE=share,
                                                       num_warps=warps, num_stages=stages))
         yield {"kind": "plain", "SHARE": share, "BLOCK": block, "num_warps": warps, "num_stages": stages,
                "programs_per_unit": per_unit, "bytes": programs * n * 4, "ms": ms,
@@ -92,7 +86,7 @@ def tma_points(device, units, region_bytes, read_bytes, rows, cols, warps, stage
         programs = units * per_unit
         tiles = max(1, read_bytes // tile_bytes // programs)
         out = torch.empty(programs * cols, dtype=torch.float32, device=device)
-        ms = time_ms(lambda: tma_read[(programs,)](desc, out, tiles, tile_rows, ROWS=rows, COLS=cols,
+        ms = timed(lambda: tma_read[(programs,)](desc, out, tiles, tile_rows, ROWS=rows, COLS=cols,
                                                     SHARE=share, num_warps=warps, num_stages=stages))
         yield {"kind": "tma", "SHARE": share, "ROWS": rows, "COLS": cols, "num_warps": warps, "num_stages": stages,
                "programs_per_unit": per_unit, "bytes": programs * tiles * tile_bytes, "ms": ms,

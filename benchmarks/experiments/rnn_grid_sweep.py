@@ -10,22 +10,9 @@ import itertools
 import json
 
 import torch
-from common import Bound, template
+from common import Bound, template, time_ms
 
 from kt_cli.kernel import Tensors
-
-
-def time_ms(fn, reps=5):
-    fn(), fn()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
 
 
 def main():
@@ -43,7 +30,7 @@ def main():
             shape = {"T": 1024, "B": b, "H": h, "I": h}
             inputs = module.make_inputs(shape, dtype, Tensors("cuda", 0))
             want = module.baseline(inputs)
-            base_ms = time_ms(lambda: module.baseline(inputs))
+            base_ms = time_ms(lambda: module.baseline(inputs), warmups=2)
             print(json.dumps({"kernel": name, "shape": shape, "anchor": "cudnn", "ms": base_ms}), flush=True)
             points = [tuple(map(int, p.split(","))) for p in args.only.split(";")] if args.only else \
                 itertools.product((8, 16, 32), (32, 64, 128, 256), (4, 8))
@@ -57,7 +44,7 @@ def main():
                     torch.cuda.synchronize()
                     diff = max((inputs[n].float() - w.float()).abs().max().item()
                                for n, w in zip(module.OUTPUTS, want))
-                    ms = time_ms(lambda: module.launch(k, inputs, params))
+                    ms = time_ms(lambda: module.launch(k, inputs, params), warmups=2)
                     row = {"params": {**params, "num_warps": nw}, "ms": ms, "us_per_step": 1000 * ms / 1024,
                            "x_cudnn": base_ms / ms, "max_abs_vs_cudnn": diff}
                 except Exception as e:  # noqa: BLE001
