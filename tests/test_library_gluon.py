@@ -2,6 +2,8 @@
 through kt's own path on a machine without a GPU, its constraints keep it to the points it can run, and
 static mode, whose CPU interpreter cannot run a Gluon kernel, never lets it win unverified."""
 
+import re
+
 import pytest
 
 from kt_cli.plugins import target as target_spec
@@ -54,6 +56,27 @@ def test_gluon_gemm_cross_compiles_for_hopper_with_sane_resources(shape, dtype, 
     assert (out["programs"], out["launches"]) == (min(132, -(-shape["M"] // tiles["BLOCK_M"])
                                                       * -(-shape["N"] // tiles["BLOCK_N"])), 1)
     assert out["estimate"]["seconds"] > 0
+
+
+@pytest.mark.parametrize("shape,splits,programs", [
+    ({"M": 1000, "N": 1000, "K": 1000}, 2, 128),  # 64 tiles x 2 splits, one item a program
+    ({"M": 1024, "N": 1024, "K": 8192}, 8, 128),  # 512 items: 132 programs rounded down to a multiple of 8
+    ({"M": 512, "N": 768, "K": 8192}, 3, 72),  # 24 tiles x 3
+])
+def test_gluon_gemm_reduces_its_k_splits_in_its_one_launch(shape, splits, programs):
+    """SPLIT_K > 1 on sm_90's Gluon kernel: one launch (no reduction kernel), a grid that is a multiple of
+    the splits (a tile's splits on neighbouring programs of one round, its last on the highest), and in
+    the PTX the tile counter's release increment, acquire read and zeroing exchange."""
+    from tests.test_library_compute import _sm90_ptx
+
+    point = {**GLUON, "SPLIT_K": splits, "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}
+    out = compile_for("matmul", "nvidia:sm_90", shape, "bfloat16", {**point, "num_stages": 4, "num_warps": 4})
+    assert (out["programs"], out["launches"]) == (programs, 1) and programs % splits == 0
+    assert out["resources"]["threads"] == 8 * 32  # the Gluon kernel: 4 consumer warps, the producer's warpgroup
+    ptx = _sm90_ptx("matmul", shape, point, {"num_warps": 4, "num_stages": 4})
+    # a split before the last counts itself in (release), the last reads the count (acquire) and zeroes it
+    assert re.search(r"(red|atom)\.global\.gpu\.release\.add\.u32", ptx) and "ld.global.gpu.acquire.b32" in ptx
+    assert "atom.global.gpu.relaxed.exch.b32" in ptx
 
 
 POINT = {**GLUON, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 3, "num_warps": 8,

@@ -460,9 +460,11 @@ def _gl_reduce_splits(c_desc, c_smem, acc, work_ptr, counts_ptr, tile, split, ro
     workspace and counts itself in on the tile's counter (a release atomic, after every consumer warp's
     stores). The last split, the tile's highest work item, waits until the others have counted in (an
     acquire), adds their partials to its own accumulator in split order and stores C, then sets the
-    counter back to 0 for the next call: no second kernel, no atomics on data. No deadlock: a program
-    walks its items in increasing order, so the items the last split waits for are done or running on
-    other programs, which themselves wait only for lower items."""
+    counter back to 0 for the next call: no second kernel, no atomics on data. No deadlock: the grid is a
+    multiple of SPLITS, so a tile's splits run on neighbouring programs of one round of the walk, the last
+    on the highest-numbered; a program waits only for lower-numbered ones, whose items are lower too, and
+    which the GPU dispatches first (what CUTLASS's serial split-K relies on as well), also where the grid
+    outnumbers the programs resident at once; only a last split ever waits."""
     if split < SPLITS - 1:
         _gl_write_partial(acc, c_desc, work_ptr, tile, split, tiles, SPLITS)
         _thread_barrier()
@@ -852,7 +854,10 @@ def launch(k, inputs, params):
         # call torch's caching allocator hands back the same block) and a counter a tile, left zeroed
         work = torch.empty(((splits - 1) * tiles * bm * bn,), dtype=torch.float32, device=a.device) if splits > 1 else c
         counts = _split_counters(a.device, tiles) if splits > 1 else c
-        k.matmul_gluon_kernel[(min(tiles * splits, params["UNITS"] * per_unit),)](
+        # a multiple of the splits: a tile's splits land on neighbouring programs of one round of the walk,
+        # its last split on the highest of them (_gl_reduce_splits)
+        grid = min(tiles * splits, params["UNITS"] * per_unit) // splits * splits
+        k.matmul_gluon_kernel[(grid,)](
             *gluon_descriptors(a, b, c, bm, bn, bk, params.get("EPILOGUE_N", bn)), m, n, kk, k_per_split, work,
             counts, GROUP_M=gm, num_stages=params.get("num_stages", 3),
             PRODUCER_REGS=params.get("PRODUCER_REGS", PRODUCER_REGS), SPLITS=splits, B_KMAJOR=b.stride(0) == 1)
