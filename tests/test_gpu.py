@@ -374,7 +374,8 @@ def test_the_gluon_gemm_is_right_on_hopper_at_4096_and_ragged_1000(tmp_path, spa
         assert t["stats"]["speedup"] > 0.3  # against torch.matmul, timed in the same run
 
 
-@pytest.mark.parametrize("splits,shape", [(2, "{M = 1000, N = 1000, K = 1000}"), (4, "{M = 512, N = 768, K = 8192}")])
+@pytest.mark.parametrize("splits,shape", [(2, "{M = 1000, N = 1000, K = 1000}"), (4, "{M = 512, N = 768, K = 8192}"),
+                                          (8, "{M = 1024, N = 1024, K = 8192}")])  # 512 items on 128 programs
 def test_the_gluon_gemm_reduces_its_k_splits_in_the_kernel_right_on_every_call(tmp_path, splits, shape):
     """SPLIT_K > 1 on the Gluon GEMM: the splits' partial sums meet in a workspace and the last split of
     each tile adds them and stores C, in the one launch. Verified against the reference (kt's protocol

@@ -435,7 +435,7 @@ def _gl_add_partials(c_desc, c_smem, acc, work_ptr, tile, tiles, row, col, SPLIT
         _gl_add_partials(c_desc, c_smem, right, work_ptr + (SPLITS - 1) * tiles * acc.shape[0] * HALF, tile, tiles,
                          row, col + HALF, SPLITS)
     else:
-        for s in gl.static_range(SPLITS - 1):
+        for s in range(SPLITS - 1):  # a loop, not unrolled: one partial in registers at a time
             acc += gl.load(work_ptr + _gl_partial_offsets(acc, tile, s, tiles), cache_modifier=".cg")
         _gl_store_slices(c_desc, c_smem, acc, row, col)
 
@@ -854,11 +854,14 @@ def launch(k, inputs, params):
         # call torch's caching allocator hands back the same block) and a counter a tile, left zeroed
         work = torch.empty(((splits - 1) * tiles * bm * bn,), dtype=torch.float32, device=a.device) if splits > 1 else c
         counts = _split_counters(a.device, tiles) if splits > 1 else c
+        # with K splits the epilogue takes slices of at most 64 columns: a slice and the partial added to it
+        # fit the registers beside each other (a whole 128-column slice and its partial spill)
+        epilogue_n = min(params.get("EPILOGUE_N", bn), 64) if splits > 1 else params.get("EPILOGUE_N", bn)
         # a multiple of the splits: a tile's splits land on neighbouring programs of one round of the walk,
         # its last split on the highest of them (_gl_reduce_splits)
         grid = min(tiles * splits, params["UNITS"] * per_unit) // splits * splits
         k.matmul_gluon_kernel[(grid,)](
-            *gluon_descriptors(a, b, c, bm, bn, bk, params.get("EPILOGUE_N", bn)), m, n, kk, k_per_split, work,
+            *gluon_descriptors(a, b, c, bm, bn, bk, epilogue_n), m, n, kk, k_per_split, work,
             counts, GROUP_M=gm, num_stages=params.get("num_stages", 3),
             PRODUCER_REGS=params.get("PRODUCER_REGS", PRODUCER_REGS), SPLITS=splits, B_KMAJOR=b.stride(0) == 1)
         return
