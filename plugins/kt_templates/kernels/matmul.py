@@ -832,6 +832,26 @@ def _scratch(size, alignment, stream):
     return torch.empty(size, dtype=torch.int8, device="cuda")
 
 
+def _launch_hopper_gluon(k, a, b, c, params, tiles: int, splits: int, k_per_split: int) -> None:
+    """sm_90's Gluon kernel, its K splits (if any) reduced in the kernel: their fp32 partials (a workspace of
+    whole tiles; after the first call torch's caching allocator hands back the same block) and a counter
+    a tile, which the kernel leaves zeroed."""
+    (m, kk), n = a.shape, b.shape[1]
+    bm, bn, bk = params["BLOCK_M"], params["BLOCK_N"], params["BLOCK_K"]
+    work = torch.empty(((splits - 1) * tiles * bm * bn,), dtype=torch.float32, device=a.device) if splits > 1 else c
+    counts = _split_counters(a.device, tiles) if splits > 1 else c
+    # with K splits the epilogue takes slices of at most 64 columns: a slice and the partial added to it
+    # fit the registers beside each other (a whole 128-column slice and its partial spill)
+    epilogue_n = min(params.get("EPILOGUE_N", bn), 64) if splits > 1 else params.get("EPILOGUE_N", bn)
+    # a multiple of the splits: a tile's splits land on neighbouring programs of one round of the walk,
+    # its last split on the highest of them (_gl_reduce_splits)
+    grid = min(tiles * splits, params["UNITS"] * params["PROGRAMS_PER_UNIT"]) // splits * splits
+    k.matmul_gluon_kernel[(grid,)](
+        *gluon_descriptors(a, b, c, bm, bn, bk, epilogue_n), m, n, kk, k_per_split, work, counts,
+        GROUP_M=params["GROUP_M"], num_stages=params.get("num_stages", 3),
+        PRODUCER_REGS=params.get("PRODUCER_REGS", PRODUCER_REGS), SPLITS=splits, B_KMAJOR=b.stride(0) == 1)
+
+
 def launch(k, inputs, params):
     a, b, c = inputs["a"], inputs["b"], inputs["c"]
     (m, kk), n = a.shape, b.shape[1]
@@ -850,20 +870,7 @@ def launch(k, inputs, params):
         splits = triton.cdiv(kk, k_per_split)
     gluon, tma = params.get("GLUON", 0), params.get("TMA", 0)
     if gluon and tma and per_unit and _gluon_ready(a, b, c):
-        # K splits reduced in the kernel: their fp32 partials (a workspace of whole tiles; after the first
-        # call torch's caching allocator hands back the same block) and a counter a tile, left zeroed
-        work = torch.empty(((splits - 1) * tiles * bm * bn,), dtype=torch.float32, device=a.device) if splits > 1 else c
-        counts = _split_counters(a.device, tiles) if splits > 1 else c
-        # with K splits the epilogue takes slices of at most 64 columns: a slice and the partial added to it
-        # fit the registers beside each other (a whole 128-column slice and its partial spill)
-        epilogue_n = min(params.get("EPILOGUE_N", bn), 64) if splits > 1 else params.get("EPILOGUE_N", bn)
-        # a multiple of the splits: a tile's splits land on neighbouring programs of one round of the walk,
-        # its last split on the highest of them (_gl_reduce_splits)
-        grid = min(tiles * splits, params["UNITS"] * per_unit) // splits * splits
-        k.matmul_gluon_kernel[(grid,)](
-            *gluon_descriptors(a, b, c, bm, bn, bk, epilogue_n), m, n, kk, k_per_split, work,
-            counts, GROUP_M=gm, num_stages=params.get("num_stages", 3),
-            PRODUCER_REGS=params.get("PRODUCER_REGS", PRODUCER_REGS), SPLITS=splits, B_KMAJOR=b.stride(0) == 1)
+        _launch_hopper_gluon(k, a, b, c, params, tiles, splits, k_per_split)
         return
     # allocated per call: after the first, torch's caching allocator hands back the same block
     work = torch.empty((splits, m, n), dtype=torch.float32, device=a.device) if splits > 1 else None
