@@ -818,10 +818,12 @@ _SPLIT_COUNTERS: dict = {}
 
 
 def _split_counters(device, tiles: int):
-    """The Gluon kernel's split-K counters, one int32 a tile, zeroed: made once per device and tile count
-    (before a graph captures a launch: kt's protocol verifies a candidate eagerly first), and left zeroed
-    by every call."""
-    key = (str(device), tiles)
+    """The Gluon kernel's split-K counters, one int32 a tile, zeroed: made once per device, stream and tile
+    count (before a graph captures a launch: kt's protocol verifies a candidate eagerly first), and left
+    zeroed by every call. Per stream: two GEMMs of as many tiles running at once on two streams must not
+    count into the same counters; launches on one stream run one after another."""
+    stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0  # (recorded launches: meta)
+    key = (str(device), stream, tiles)
     if key not in _SPLIT_COUNTERS:
         _SPLIT_COUNTERS[key] = torch.zeros(tiles, dtype=torch.int32, device=device)
     return _SPLIT_COUNTERS[key]
