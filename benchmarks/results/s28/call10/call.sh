@@ -1,0 +1,7 @@
+# One H100: the Gluon GEMM GPU tests after the split-K counters were made per stream (a graph capture's
+# stream gets its own, zeroed in the capture).
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site && python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . >/dev/null 2>&1 || exit 3
+export TRITON_DEFAULT_FP_FUSION=1 PYTHONUNBUFFERED=1 CUDA_VISIBLE_DEVICES=0
+rm -rf /tmp/res; mkdir -p /tmp/res; nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee /tmp/res/gpu.txt
+timeout 200 python3 -m pytest -q -m gpu tests/test_gpu.py -k "gluon_gemm" -p no:cacheprovider > /tmp/res/test_gpu_gemm.log 2>&1; tail -3 /tmp/res/test_gpu_gemm.log | cut -c1-300
+cd /tmp/res && tar czf $OUT/runs.tgz *
