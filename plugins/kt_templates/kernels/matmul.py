@@ -459,8 +459,8 @@ def _gl_reduce_splits(c_desc, c_smem, acc, work_ptr, counts_ptr, tile, split, ro
     """One K split of a C tile is done. A split before the last writes its fp32 partial sum to the
     workspace and counts itself in on the tile's counter (a release atomic, after every consumer warp's
     stores). The last split, the tile's highest work item, waits until the others have counted in (an
-    acquire), adds their partials to its own accumulator in split order and stores C, then sets the
-    counter back to 0 for the next call: no second kernel, no atomics on data. No deadlock: the grid is a
+    acquire), adds their partials to its own accumulator in split order and stores C: no second kernel, no
+    atomics on data (the counters come zeroed with every call). No deadlock: the grid is a
     multiple of SPLITS, so a tile's splits run on neighbouring programs of one round of the walk, the last
     on the highest-numbered; a program waits only for lower-numbered ones, whose items are lower too, and
     which the GPU dispatches first (what CUTLASS's serial split-K relies on as well), also where the grid
@@ -474,7 +474,6 @@ def _gl_reduce_splits(c_desc, c_smem, acc, work_ptr, counts_ptr, tile, split, ro
             pass
         _thread_barrier()
         _gl_add_partials(c_desc, c_smem, acc, work_ptr, tile, tiles, row, col, SPLITS)
-        gl.atomic_xchg(counts_ptr + tile, 0, sem="relaxed", scope="gpu")
 
 
 @gluon.jit
@@ -525,7 +524,7 @@ def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, k_per_split, work_ptr, 
     (BLOCK_M x EPILOGUE_N), and so is the shared memory it leaves through. With SPLITS > 1 the programs
     walk (tile, K split) items of k_per_split each and reduce the splits' partial sums in the kernel
     through `work_ptr` (fp32, (SPLITS - 1) x tiles x BLOCK_M x BLOCK_N) and one zeroed int32 counter a tile
-    at `counts_ptr`, which the kernel leaves zeroed (_gl_reduce_splits)."""
+    at `counts_ptr` (_gl_reduce_splits)."""
     a_ring = gl.allocate_shared_memory(a_desc.dtype, [num_stages] + a_desc.block_type.shape, a_desc.layout)
     b_ring = gl.allocate_shared_memory(b_desc.dtype, [num_stages] + b_desc.block_type.shape, b_desc.layout)
     c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
@@ -814,21 +813,6 @@ def gluon_descriptors(a, b, c, block_m, block_n, block_k, epilogue_n) -> tuple:
     return descriptor(a, [block_m, block_k]), b_tile, descriptor(c, [block_m, epilogue_n])
 
 
-_SPLIT_COUNTERS: dict = {}
-
-
-def _split_counters(device, tiles: int):
-    """The Gluon kernel's split-K counters, one int32 a tile, zeroed: made once per device, stream and tile
-    count (before a graph captures a launch: kt's protocol verifies a candidate eagerly first), and left
-    zeroed by every call. Per stream: two GEMMs of as many tiles running at once on two streams must not
-    count into the same counters; launches on one stream run one after another."""
-    stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0  # (recorded launches: meta)
-    key = (str(device), stream, tiles)
-    if key not in _SPLIT_COUNTERS:
-        _SPLIT_COUNTERS[key] = torch.zeros(tiles, dtype=torch.int32, device=device)
-    return _SPLIT_COUNTERS[key]
-
-
 def _scratch(size, alignment, stream):
     """Global memory for the descriptors matmul_tma_kernel builds on the device."""
     return torch.empty(size, dtype=torch.int8, device="cuda")
@@ -836,12 +820,14 @@ def _scratch(size, alignment, stream):
 
 def _launch_hopper_gluon(k, a, b, c, params, tiles: int, splits: int, k_per_split: int) -> None:
     """sm_90's Gluon kernel, its K splits (if any) reduced in the kernel: their fp32 partials (a workspace of
-    whole tiles; after the first call torch's caching allocator hands back the same block) and a counter
-    a tile, which the kernel leaves zeroed."""
+    whole tiles; after the first call torch's caching allocator hands back the same block) and a zeroed
+    counter a tile."""
     (m, kk), n = a.shape, b.shape[1]
     bm, bn, bk = params["BLOCK_M"], params["BLOCK_N"], params["BLOCK_K"]
     work = torch.empty(((splits - 1) * tiles * bm * bn,), dtype=torch.float32, device=a.device) if splits > 1 else c
-    counts = _split_counters(a.device, tiles) if splits > 1 else c
+    # zeroed on the launch's stream every call (a memset of 4 bytes a tile): two calls at once on two
+    # streams never share counters (launch may not ask for the stream: kt rejects it)
+    counts = torch.zeros(tiles, dtype=torch.int32, device=a.device) if splits > 1 else c
     # with K splits the epilogue takes slices of at most 64 columns: a slice and the partial added to it
     # fit the registers beside each other (a whole 128-column slice and its partial spill)
     epilogue_n = min(params.get("EPILOGUE_N", bn), 64) if splits > 1 else params.get("EPILOGUE_N", bn)
