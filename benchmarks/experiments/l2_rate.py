@@ -7,8 +7,9 @@ Every kernel here re-reads an L2-resident region (a quarter of the L2) many time
 over programs a unit gives the highest rate. Variants: plain loads with more bytes in flight (wider
 blocks, more warps, pipelined stages), tiles read through TMA descriptors (host-built), as the library's
 TMA GEMMs read their operands, and both with SHARE programs of neighbouring ids reading the same data at
-the same time, as the programs of a GEMM's row or column of C tiles read the same A or B tiles. Timed with CUDA events (median
-of 5 after a warm-up).
+the same time, as the programs of a GEMM's row or column of C tiles read the same A or B tiles. Timed
+with CUDA events (common.time_ms: the median of 5 after a warm-up). Measured on an H100 (2026-11-27,
+results/s28/call4, call5): 6.3-7.5 TB/s for every variant, sharing or not.
 
     python benchmarks/experiments/l2_rate.py --json OUT.json
     TRITON_INTERPRET=1 python benchmarks/experiments/l2_rate.py --dry-run   # a CPU check of the kernels

@@ -413,9 +413,9 @@ def _gl_store_slices(c_desc, c_smem, acc, row, col):
 
 @gluon.jit
 def _gl_partial_offsets(part, tile, split, tiles):
-    """Offsets, in the layout of `part` (a column slice of a C tile's accumulator, its columns first_col
-    onwards), of its elements in split `split`'s slice of the workspace ([SPLITS - 1, tiles, BLOCK_M, BLOCK_N]
-    fp32: only the splits before the last write one)."""
+    """Offsets, in the layout of `part` (a C tile's accumulator or a column slice of it), of its elements in
+    split `split`'s part of the workspace region the caller points at: [SPLITS - 1, tiles, rows, columns]
+    fp32 (only the splits before the last write one), each slice's region after its left neighbour's."""
     ROWS: gl.constexpr = part.shape[0]
     COLS: gl.constexpr = part.shape[1]
     rows = gl.arange(0, ROWS, layout=gl.SliceLayout(1, part.type.layout))
@@ -516,8 +516,9 @@ def _gl_consume(c_desc, a_ring, b_ring, ready, empty, c_smem, M, N, K, k_per_spl
 
 
 @gluon.jit
-def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, k_per_split, work_ptr, counts_ptr, GROUP_M: gl.constexpr, num_stages: gl.constexpr, PRODUCER_REGS: gl.constexpr,
-                        SPLITS: gl.constexpr = 1, B_KMAJOR: gl.constexpr = False):
+def matmul_gluon_kernel(a_desc, b_desc, c_desc, M, N, K, k_per_split, work_ptr, counts_ptr, GROUP_M: gl.constexpr,
+                        num_stages: gl.constexpr, PRODUCER_REGS: gl.constexpr, SPLITS: gl.constexpr = 1,
+                        B_KMAJOR: gl.constexpr = False):
     """Persistent and warp-specialized (sm_90): num_warps consumer warps (the default partition) and one
     producer warp with PRODUCER_REGS registers; A, B and C move through host-built TMA descriptors, which
     zero-fill what lies past M, N or K on loads and drop it on stores. C's block is one epilogue slice
