@@ -7,6 +7,7 @@ meant to reach, and docs/costmodel.md says which are not met yet."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -154,3 +155,30 @@ def test_the_learned_baseline_fits_what_its_features_show():
     errors = [abs(learned_models.predict(model, r) - t) for r, t in zip(rows, targets)]
     assert sorted(errors)[len(errors) // 2] < 0.05
     assert learned_models.predict(model, [0.9, 0.5]) - learned_models.predict(model, [0.1, 0.5]) > 0.8
+
+
+def test_the_held_out_recipes_are_the_library_spaces_on_problems_no_other_data_has():
+    """s28's recipes (benchmarks/recipes/holdout_*.toml) keep what makes them a held-out test: each tunes a
+    library kernel over that kernel's own recipe space, on shapes that no library recipe tunes and no other
+    stored dataset measured (a shape added there later would leak into what calibration and development
+    see)."""
+    import tomllib
+
+    def key(shape: dict) -> str:
+        return json.dumps(shape, sort_keys=True)
+
+    held_out = sorted((ROOT / "benchmarks" / "recipes").glob("holdout_*.toml"))
+    assert len(held_out) >= 4
+    measured = {(r["recipe"], key(r["shape"])) for r in rank.load(rank.DATASETS)}
+    measured |= {(r["recipe"], key(r["shape"]))
+                 for run, (dataset, *_) in FRESH.items() if run != "s28" for r in rank.load([dataset])}
+    library = [tomllib.loads(p.read_text()) for p in (ROOT / "recipes").glob("*.toml")]
+    for path in held_out:
+        recipe = tomllib.loads(path.read_text())
+        name = recipe["kernel"]["name"]
+        (own,) = [r for r in library if r["kernel"].get("name") == name and r["problem"]["dtype"] == "bfloat16"]
+        assert recipe["search"]["space"] == own["search"]["space"], path.name
+        shapes = {key(s) for s in recipe["problem"]["shapes"]}
+        tuned = {key(s) for r in library if r["kernel"].get("name") == name for s in r["problem"]["shapes"]}
+        assert not shapes & tuned, (path.name, shapes & tuned)
+        assert not {(name, s) for s in shapes} & measured, path.name
