@@ -86,12 +86,18 @@ def test_the_model_ranks_the_stored_measurements_at_least_as_well_as_today(quali
     assert not worse, f"ranks worse than the floors (now, floor): {worse}"
 
 
-@pytest.mark.parametrize("run", sorted(FRESH))
-def test_the_model_ranks_a_fresh_calibrated_run_at_least_as_well_as_today(run, monkeypatch):
-    dataset, calibration_run, problems, floors = FRESH[run]
+def _fresh_records(run: str, monkeypatch) -> list[dict]:
+    """A fresh run's points, estimated with the constants calibrated in that run (if any)."""
+    dataset, calibration_run, _, _ = FRESH[run]
     monkeypatch.setattr(rank, "CALIBRATIONS", {})
     rank.use_calibrations([calibration_run] if calibration_run else [])
-    per, summary = rank.quality(rank.load([dataset]))
+    return rank.load([dataset])
+
+
+@pytest.mark.parametrize("run", sorted(FRESH))
+def test_the_model_ranks_a_fresh_calibrated_run_at_least_as_well_as_today(run, monkeypatch):
+    _, _, problems, floors = FRESH[run]
+    per, summary = rank.quality(_fresh_records(run, monkeypatch))
     assert summary["problems"] == problems
     assert run != "s9" or any("lstm" in k for k in per)  # a kernel the model was never developed on
     lower_is_better = {"error_median", "ties"}
@@ -109,13 +115,7 @@ def test_pruning_replayed_on_the_stored_runs_never_loses_the_best(run, monkeypat
     # half the replays kept a config 1.27x its best)
     from kt_cli.evaluate.evaluator import PRUNE_AFTER, PRUNE_RATIO
 
-    if run == "stored":
-        records = rank.load(rank.DATASETS)
-    else:
-        dataset, calibration_run, _, _ = FRESH[run]
-        monkeypatch.setattr(rank, "CALIBRATIONS", {})
-        rank.use_calibrations([calibration_run] if calibration_run else [])
-        records = rank.load([dataset])
+    records = rank.load(rank.DATASETS) if run == "stored" else _fresh_records(run, monkeypatch)
     replayed = rank.pruning(records, PRUNE_RATIO, PRUNE_AFTER)
     assert replayed["runs_missing_best_by_1pct"] == 0, replayed
     assert replayed["evaluations_saved"] > 0.05  # and it still prunes
