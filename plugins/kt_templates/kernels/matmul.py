@@ -424,32 +424,23 @@ def _gl_partial_offsets(part, tile, split, tiles):
 
 
 @gluon.jit
-def _gl_add_partials(c_desc, c_smem, acc, work_ptr, tile, tiles, row, col, SPLITS: gl.constexpr):
-    """The last split of a tile: adds the other splits' partial sums to its accumulator, in split order
-    (the same sum bit for bit on every run) and stores C in slices, as _gl_store_slices does, halving the
-    accumulator in registers first so that a slice and its partials stay within the registers."""
+def _gl_partials(c_desc, c_smem, acc, work_ptr, tile, split, tiles, row, col, SPLITS: gl.constexpr,
+                 LAST: gl.constexpr):
+    """A split before a tile's last (LAST False) writes its partial sum to its part of the workspace; the
+    last adds the others' partials to its accumulator, in split order (the same sum bit for bit on every
+    run), and stores C, as _gl_store_slices does. Both halve the accumulator in registers the same way
+    until a half is an epilogue slice wide, each half in a region of its own, so that what one writes
+    the other reads and a slice and a partial fit the registers beside each other."""
     if acc.shape[1] > c_desc.block_type.shape[1]:
         HALF: gl.constexpr = acc.shape[1] // 2
         left, right = acc.reshape(acc.shape[0], 2, HALF).permute(0, 2, 1).split()
-        _gl_add_partials(c_desc, c_smem, left, work_ptr + 0, tile, tiles, row, col, SPLITS)
-        _gl_add_partials(c_desc, c_smem, right, work_ptr + (SPLITS - 1) * tiles * acc.shape[0] * HALF, tile, tiles,
-                         row, col + HALF, SPLITS)
-    else:
+        _gl_partials(c_desc, c_smem, left, work_ptr + 0, tile, split, tiles, row, col, SPLITS, LAST)
+        _gl_partials(c_desc, c_smem, right, work_ptr + (SPLITS - 1) * tiles * acc.shape[0] * HALF, tile, split,
+                     tiles, row, col + HALF, SPLITS, LAST)
+    elif LAST:
         for s in range(SPLITS - 1):  # a loop, not unrolled: one partial in registers at a time
             acc += gl.load(work_ptr + _gl_partial_offsets(acc, tile, s, tiles), cache_modifier=".cg")
         _gl_store_slices(c_desc, c_smem, acc, row, col)
-
-
-@gluon.jit
-def _gl_write_partial(acc, c_desc, work_ptr, tile, split, tiles, SPLITS: gl.constexpr):
-    """A split before a tile's last: its partial sum into its slice of the workspace, in the same halves
-    _gl_add_partials reads."""
-    if acc.shape[1] > c_desc.block_type.shape[1]:
-        HALF: gl.constexpr = acc.shape[1] // 2
-        left, right = acc.reshape(acc.shape[0], 2, HALF).permute(0, 2, 1).split()
-        _gl_write_partial(left, c_desc, work_ptr + 0, tile, split, tiles, SPLITS)
-        _gl_write_partial(right, c_desc, work_ptr + (SPLITS - 1) * tiles * acc.shape[0] * HALF, tile, split, tiles,
-                          SPLITS)
     else:
         gl.store(work_ptr + _gl_partial_offsets(acc, tile, split, tiles), acc)
 
@@ -466,14 +457,14 @@ def _gl_reduce_splits(c_desc, c_smem, acc, work_ptr, counts_ptr, tile, split, ro
     which the GPU dispatches first (what CUTLASS's serial split-K relies on as well), also where the grid
     outnumbers the programs resident at once; only a last split ever waits."""
     if split < SPLITS - 1:
-        _gl_write_partial(acc, c_desc, work_ptr, tile, split, tiles, SPLITS)
+        _gl_partials(c_desc, c_smem, acc, work_ptr, tile, split, tiles, row, col, SPLITS, False)
         _thread_barrier()
         gl.atomic_add(counts_ptr + tile, 1, sem="release", scope="gpu")
     else:
         while gl.atomic_add(counts_ptr + tile, 0, sem="acquire", scope="gpu") < SPLITS - 1:
             pass
         _thread_barrier()
-        _gl_add_partials(c_desc, c_smem, acc, work_ptr, tile, tiles, row, col, SPLITS)
+        _gl_partials(c_desc, c_smem, acc, work_ptr, tile, split, tiles, row, col, SPLITS, True)
 
 
 @gluon.jit
