@@ -54,13 +54,15 @@ class StudyRun:
         on its own worker, so compiling runs ahead of the device). Returns the study."""
         import optuna
 
+        from kt_cli.search.shared_reads import shared_reads
+
         optuna.logging.set_verbosity(optuna.logging.ERROR)  # kt reports failures itself, without tracebacks
         sampler = make_sampler(self.sampler, self.seed, self.problem.space, in_flight > 1)
         valid = getattr(self.problem, "valid", None)
         if valid is not None and self.sampler in REPAIRED_SAMPLERS:
             sampler = repairing(sampler, ValidPoints(self.problem.space, valid), self.problem.space, self.seed)
         mark("sampler made")
-        study = optuna.create_study(study_name=self.study_name, storage=self.storage, direction="minimize",
+        study = optuna.create_study(study_name=self.study_name, storage=shared_reads(self.storage), direction="minimize",
                                     sampler=sampler, load_if_exists=True)
         mark("study opened")
         budget = Budget(self.budget, valid_points)

@@ -111,36 +111,74 @@ class DeferredTrialWrites(RDBStorage):
     each in a transaction of its own: about 16 of a trial's 27 commits with ten parameters, and with
     four workers sharing one SQLite file on a 4x H100 host a trial spent 1.6 s outside its evaluation
     against 0.4 s alone (benchmarks/results/s16/scale80_a), waiting for the database's one writer. What
-    other processes read meanwhile is the trial without them: a running trial that has not decided."""
+    other processes read meanwhile is the trial without them: a running trial that has not decided.
+
+    The transaction is a handful of SQLAlchemy Core statements (the trial's state, then every parameter
+    and every attribute in one statement each) where Optuna's ORM ran three queries a parameter and two
+    an attribute: on a 2-core CPU machine its CPU was 3.5 ms a transaction, held while the database's
+    one write lock was (docs/performance.md, nineteenth session)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._deferred: dict[int, list] = {}
+        self._deferred: dict[int, _Pending] = {}
         self._deferred_lock = threading.Lock()
 
-    def _defer(self, trial_id: int, write) -> None:
+    def _pending(self, trial_id: int) -> "_Pending":
         with self._deferred_lock:
-            self._deferred.setdefault(trial_id, []).append(write)
+            return self._deferred.setdefault(trial_id, _Pending())
 
     def _set_trial_param(self, trial_id, param_name, param_value_internal, distribution, previous_distribution):
-        self._defer(trial_id, lambda session: self._set_trial_param_without_commit(
-            session, trial_id, param_name, param_value_internal, distribution, previous_distribution))
+        from optuna.distributions import check_distribution_compatibility, distribution_to_json
+
+        if previous_distribution is not None:
+            check_distribution_compatibility(previous_distribution, distribution)
+        pending = self._pending(trial_id)
+        with self._deferred_lock:
+            pending.params.append((param_name, param_value_internal, distribution_to_json(distribution),
+                                   previous_distribution is None))
 
     def set_trial_user_attr(self, trial_id, key, value) -> None:
-        self._defer(trial_id, lambda session: self._set_trial_attr_without_commit(
-            session, models.TrialUserAttributeModel, trial_id, key, value))
+        import json
+
+        pending = self._pending(trial_id)
+        with self._deferred_lock:
+            pending.user_attrs[key] = json.dumps(value)
 
     def write_deferred(self, trial_id: int) -> None:
-        """Write what `trial_id` has set and not written, in order, in one transaction."""
+        """Write what `trial_id` has set and not written, in one transaction."""
         with self._deferred_lock:
-            writes = self._deferred.pop(trial_id, None)
-        if writes:
-            again_when_locked(lambda: self._write_all(writes))
+            pending = self._deferred.pop(trial_id, None)
+        if pending is not None and (pending.params or pending.user_attrs):
+            again_when_locked(lambda: self._write_pending(trial_id, pending))
 
-    def _write_all(self, writes: list) -> None:
-        with _create_scoped_session(self.scoped_session, True) as session:
-            for write in writes:
-                write(session)
+    def _write_pending(self, trial_id: int, pending: "_Pending") -> None:
+        import sqlalchemy
+        from optuna.distributions import check_distribution_compatibility, json_to_distribution
+
+        trial, param = models.TrialModel.__table__, models.TrialParamModel.__table__
+        user = models.TrialUserAttributeModel.__table__
+        with self.engine.begin() as connection:
+            found = connection.execute(sqlalchemy.select(trial.c.study_id, trial.c.state)
+                                       .where(trial.c.trial_id == trial_id)).one_or_none()
+            if found is None:
+                raise KeyError(models.NOT_FOUND_MSG)
+            self.check_trial_is_updatable(trial_id, found.state)
+            for name, _, spec, unchecked in pending.params:
+                if unchecked:  # the first value of this parameter this process writes: as the study has it
+                    stored = connection.execute(
+                        sqlalchemy.select(param.c.distribution_json).join(trial, trial.c.trial_id == param.c.trial_id)
+                        .where(trial.c.study_id == found.study_id, param.c.param_name == name).limit(1)).scalar()
+                    if stored is not None:
+                        check_distribution_compatibility(json_to_distribution(stored), json_to_distribution(spec))
+            if pending.params:
+                connection.execute(sqlalchemy.insert(param), [
+                    {"trial_id": trial_id, "param_name": name, "param_value": value, "distribution_json": spec}
+                    for name, value, spec, _ in pending.params])
+            if pending.user_attrs:
+                connection.execute(sqlalchemy.delete(user).where(user.c.trial_id == trial_id,
+                                                                 user.c.key.in_(list(pending.user_attrs))))
+                connection.execute(sqlalchemy.insert(user), [{"trial_id": trial_id, "key": key, "value_json": text}
+                                                             for key, text in pending.user_attrs.items()])
 
     def set_trial_state_values(self, trial_id, state, values=None) -> bool:
         self.write_deferred(trial_id)
@@ -157,6 +195,16 @@ class DeferredTrialWrites(RDBStorage):
     def get_trial(self, trial_id: int):
         self.write_deferred(trial_id)
         return super().get_trial(trial_id)
+
+
+class _Pending:
+    """What a trial has set and DeferredTrialWrites has not written: its parameters in the order set
+    (name, internal value, distribution JSON, whether the study's stored distribution is still to be
+    checked) and its user attributes (key: JSON)."""
+
+    def __init__(self) -> None:
+        self.params: list[tuple] = []
+        self.user_attrs: dict[str, str] = {}
 
 
 class CoreTrialReads(RDBStorage):
@@ -189,6 +237,15 @@ class CoreTrialReads(RDBStorage):
                 rows, children = _rows(session, study)  # as Optuna falls back: the study's every trial, then chosen
                 rows = [r for r in rows if r.trial_id in included or r.trial_id > trial_id_greater_than]
         return _frozen_trials(rows, children)
+
+    def get_trial(self, trial_id: int):
+        """One trial, read as _get_trials reads them (Optuna's ask and tell read back the trial they
+        made or finished: through the ORM, eager loads of each of its five child tables)."""
+        with _create_scoped_session(self.scoped_session) as session:
+            rows, children = _rows(session, models.TrialModel.__table__.c.trial_id == trial_id)
+        if not rows:
+            raise KeyError(models.NOT_FOUND_MSG)
+        return _frozen_trials(rows, children)[0]
 
 
 def _rows(session, where) -> tuple[list, dict]:
