@@ -550,3 +550,45 @@ def test_a_core_read_the_database_refuses_reads_every_trial_and_keeps_the_chosen
     assert len(asked) == 2
     assert chosen == RDBStorage._get_trials(storage, study._study_id, None, running | {trials[0]._trial_id}, last - 2)
     assert 0 < len(chosen) < len(trials)
+
+
+def test_threads_looking_at_once_share_reads_and_each_sees_what_was_written_before_it_looked(tmp_path, monkeypatch):
+    """Every look at a study re-read its running trials, one thread at a time; a process's threads now
+    share a read (shared_reads.SharedReadsStorage), but only one that began after the look was asked
+    for: a trial written by another process before a thread looks is in what that thread sees."""
+    from optuna.storages._cached_storage import _CachedStorage
+
+    from kt_cli.search.shared_reads import shared_reads
+
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    study = optuna.create_study(study_name="s", storage=shared_reads(open_storage(url)))
+    other = optuna.load_study(study_name="s", storage=open_storage(url))  # another process's view
+    reads, slow = [], threading.Event()
+    inner = _CachedStorage._read_trials_from_remote_storage
+
+    def counted(self, study_id):
+        reads.append(1)
+        if slow.is_set():
+            time.sleep(0.05)  # a read long enough for the other threads to arrive during it
+        inner(self, study_id)
+
+    monkeypatch.setattr(_CachedStorage, "_read_trials_from_remote_storage", counted)
+    for _ in range(3):
+        other.ask()
+    seen, start = [], threading.Barrier(16)
+    slow.set()
+
+    def look():
+        start.wait()
+        seen.append(len(study.get_trials(deepcopy=False)))
+
+    threads = [threading.Thread(target=look) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == [3] * 16  # every look holds the three trials written before it
+    assert len(reads) < 16 / 2  # and sixteen looks at once took a few reads, not sixteen
+    slow.clear()
+    other.ask()
+    assert len(study.get_trials(deepcopy=False)) == 4  # a later look reads again: the fourth is there

@@ -50,9 +50,7 @@ class TrialKeeper:
         self.record_heartbeat(trial_id)
 
     def _own(self, trial_id: int) -> None:
-        if self.keeps_heartbeats:
-            self._beat(trial_id)  # first: an observer on another host judges by the heartbeat
-        self.set_trial_system_attr(trial_id, OWNER, this_process())
+        self._record_owner(trial_id)
         if not self.keeps_heartbeats:
             return
         with self._owned_lock:
@@ -60,6 +58,12 @@ class TrialKeeper:
             if not self._beating:
                 self._beating = True
                 threading.Thread(target=self._keep_beating, daemon=True, name="kt-heartbeat").start()
+
+    def _record_owner(self, trial_id: int) -> None:
+        """The trial's first heartbeat and its owner record (a storage may write both at once)."""
+        if self.keeps_heartbeats:
+            self._beat(trial_id)  # first: an observer on another host judges by the heartbeat
+        self.set_trial_system_attr(trial_id, OWNER, this_process())
 
     def _disown(self, trial_id: int) -> None:
         with self._owned_lock:

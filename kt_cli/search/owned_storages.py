@@ -13,7 +13,7 @@ from optuna.storages._rdb import models
 from optuna.storages._rdb.storage import _create_scoped_session
 from optuna.trial import TrialState
 
-from kt_cli.search.liveness import TrialKeeper
+from kt_cli.search.liveness import OWNER, TrialKeeper
 
 
 LOCK_PATIENCE_S = 60.0  # how long a write transaction SQLite refuses as locked is run again (the busy timeout's)
@@ -148,7 +148,7 @@ class DeferredTrialWrites(RDBStorage):
         """Write what `trial_id` has set and not written, in one transaction."""
         with self._deferred_lock:
             pending = self._deferred.pop(trial_id, None)
-        if pending is not None and (pending.params or pending.user_attrs):
+        if pending is not None and (pending.params or pending.user_attrs or pending.system_attrs):
             again_when_locked(lambda: self._write_pending(trial_id, pending))
 
     def _write_pending(self, trial_id: int, pending: "_Pending") -> None:
@@ -156,7 +156,7 @@ class DeferredTrialWrites(RDBStorage):
         from optuna.distributions import check_distribution_compatibility, json_to_distribution
 
         trial, param = models.TrialModel.__table__, models.TrialParamModel.__table__
-        user = models.TrialUserAttributeModel.__table__
+        user, system = models.TrialUserAttributeModel.__table__, models.TrialSystemAttributeModel.__table__
         with self.engine.begin() as connection:
             found = connection.execute(sqlalchemy.select(trial.c.study_id, trial.c.state)
                                        .where(trial.c.trial_id == trial_id)).one_or_none()
@@ -174,17 +174,26 @@ class DeferredTrialWrites(RDBStorage):
                 connection.execute(sqlalchemy.insert(param), [
                     {"trial_id": trial_id, "param_name": name, "param_value": value, "distribution_json": spec}
                     for name, value, spec, _ in pending.params])
-            if pending.user_attrs:
-                connection.execute(sqlalchemy.delete(user).where(user.c.trial_id == trial_id,
-                                                                 user.c.key.in_(list(pending.user_attrs))))
-                connection.execute(sqlalchemy.insert(user), [{"trial_id": trial_id, "key": key, "value_json": text}
-                                                             for key, text in pending.user_attrs.items()])
+            for table, attrs in ((user, pending.user_attrs), (system, pending.system_attrs)):
+                if attrs:
+                    _replace_attrs(connection, table, trial_id, attrs)
 
     def set_trial_state_values(self, trial_id, state, values=None) -> bool:
         self.write_deferred(trial_id)
         return super().set_trial_state_values(trial_id, state, values=values)
 
     def set_trial_system_attr(self, trial_id, key, value) -> None:
+        """Joins the trial's pending writes where it has some (TPE's proposal for a running trial, set
+        between the trial's first attributes and its parameters: a transaction of its own before);
+        otherwise, and always for the owner record that other processes judge liveness by, written at
+        once after what is pending, as Optuna writes it (its check refuses a finished trial)."""
+        import json
+
+        with self._deferred_lock:
+            pending = self._deferred.get(trial_id)
+            if pending is not None and key != OWNER:
+                pending.system_attrs[key] = json.dumps(value)
+                return
         self.write_deferred(trial_id)
         super().set_trial_system_attr(trial_id, key, value)
 
@@ -200,11 +209,22 @@ class DeferredTrialWrites(RDBStorage):
 class _Pending:
     """What a trial has set and DeferredTrialWrites has not written: its parameters in the order set
     (name, internal value, distribution JSON, whether the study's stored distribution is still to be
-    checked) and its user attributes (key: JSON)."""
+    checked) and its user and system attributes (key: JSON)."""
 
     def __init__(self) -> None:
         self.params: list[tuple] = []
         self.user_attrs: dict[str, str] = {}
+        self.system_attrs: dict[str, str] = {}
+
+
+def _replace_attrs(connection, table, trial_id: int, attrs: dict) -> None:
+    """A trial's attributes `attrs` (key: JSON) in `table` (user or system attributes), replacing
+    what the keys held: two statements on any database."""
+    import sqlalchemy
+
+    connection.execute(sqlalchemy.delete(table).where(table.c.trial_id == trial_id, table.c.key.in_(list(attrs))))
+    connection.execute(sqlalchemy.insert(table), [{"trial_id": trial_id, "key": key, "value_json": text}
+                                                  for key, text in attrs.items()])
 
 
 class CoreTrialReads(RDBStorage):
@@ -322,6 +342,24 @@ class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates,
         if trial.state == TrialState.RUNNING:  # asked for, not enqueued: its owner is this process
             self._own(trial._trial_id)
         return trial
+
+    def _record_owner(self, trial_id: int) -> None:
+        """The trial's first heartbeat and its owner record in one transaction (TrialKeeper's two)."""
+        import json
+
+        import sqlalchemy
+
+        from kt_cli.processes import this_process
+
+        beat = models.TrialHeartbeatModel.__table__
+
+        def write() -> None:
+            with self.engine.begin() as connection:
+                connection.execute(sqlalchemy.delete(beat).where(beat.c.trial_id == trial_id))
+                connection.execute(sqlalchemy.insert(beat).values(trial_id=trial_id, heartbeat=sqlalchemy.func.now()))
+                _replace_attrs(connection, models.TrialSystemAttributeModel.__table__, trial_id,
+                               {OWNER: json.dumps(this_process())})
+        again_when_locked(write)
 
     def heartbeat_ages(self, study_id: int) -> dict[int, float]:
         """Seconds since the last heartbeat of each running trial that has one (the database's clock)."""
