@@ -9,11 +9,15 @@ from kt_cli.recipe.space import NUMBER, STRING, Param, SearchSpace, compile_cons
 from kt_cli.search.valid_points import ValidPoints
 
 
-def _valid(constraints: list[str]) -> ValidPoints:
+def _space(constraints: list[str]) -> SearchSpace:
     params = (Param("BLOCK", values=(16, 32, 64, 128, 256)), Param("warps", values=(1, 2, 4, 8)),
               Param("order", values=("row", "col")))
     names = {"BLOCK": NUMBER, "warps": NUMBER, "order": STRING, "N": NUMBER}
-    space = SearchSpace(params, tuple(compile_constraint(t, "c", names) for t in constraints))
+    return SearchSpace(params, tuple(compile_constraint(t, "c", names) for t in constraints))
+
+
+def _valid(constraints: list[str]) -> ValidPoints:
+    space = _space(constraints)
     return ValidPoints(space, feasible_points(space, {"N": 1}, {}, 2, "recipe.toml: search.space"))
 
 
@@ -48,3 +52,29 @@ def test_draws_before_the_sampler_models_are_valid_and_distinct_until_all_are_ta
     assert len(set(drawn)) == len(valid)
     assert all(b * w <= 64 and (o == "row" or w == 1) for b, w, o in drawn)
     assert tuple(valid.draw(rng).values()) in set(drawn)  # then any valid point
+
+
+def test_a_process_never_proposes_a_point_another_process_sharing_the_study_has_drawn():
+    """Two processes sharing a study each wrap their own sampler; one's proposals never repeat what the
+    other drew (answered as duplicates, they cost a trial each and grew as the two TPEs converged)."""
+    import optuna
+
+    from kt_cli.search.sampler import make_sampler
+    from kt_cli.search.valid_points import repairing
+
+    valid_a, valid_b = _valid(["BLOCK * warps <= 128"]), _valid(["BLOCK * warps <= 128"])
+    space = _space(["BLOCK * warps <= 128"])
+    samplers = [repairing(make_sampler("tpe", seed, space), valid, space, seed)
+                for seed, valid in ((0, valid_a), (1, valid_b))]
+    storage = optuna.storages.InMemoryStorage()
+    studies = [optuna.create_study(study_name="s", storage=storage, sampler=s, load_if_exists=True) for s in samplers]
+
+    def objective(trial):
+        point = {p.name: p.suggest(trial) for p in space.params}
+        return point["BLOCK"] * point["warps"] + (point["order"] == "col")
+
+    for _ in range(len(valid_a) // 2):
+        for study in studies:  # the two processes take turns
+            study.optimize(objective, n_trials=1)
+    points = [tuple(sorted(t.params.items())) for t in studies[0].get_trials()]
+    assert len(points) == len(valid_a) // 2 * 2 and len(set(points)) == len(points)

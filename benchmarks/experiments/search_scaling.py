@@ -7,8 +7,9 @@ many trials a minute; what they lose is the search layer's.
     python benchmarks/experiments/search_scaling.py --processes 1,2 --compile-s 1.5 --device-s 0.35 [--recipe R]
         [--in-flight N] [--no-repair]
 
-Prints, per process count: trials evaluated, their span, trials/min, and per trial the mean wall and
-the search's own phases (search.ask, search.turn).
+Prints, per process count: trials evaluated, their span, trials/min, per trial the mean wall and
+the search's own phases (search.ask, search.turn), and the trials that evaluated nothing (a point
+already evaluated answered as a duplicate, a point or budget unit taken by another trial skipped).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ def _drive(url: str, recipe: str, studies: int, trials: int, in_flight: int, com
 def run(processes: int, args) -> dict:
     import optuna
 
+    from kt_cli.search.ledger import SKIPPED
     from kt_cli.search.storage import evaluated, open_storage
 
     with tempfile.TemporaryDirectory(prefix="kt-search-scaling-") as tmp:
@@ -81,7 +83,9 @@ def run(processes: int, args) -> dict:
         for proc in procs:
             proc.join()
         store = open_storage(url)
-        trials = [t for i in range(args.studies) for t in evaluated(optuna.load_study(study_name=f"study{i}", storage=store))]
+        studies = [optuna.load_study(study_name=f"study{i}", storage=store) for i in range(args.studies)]
+        trials = [t for study in studies for t in evaluated(study)]
+        asked = [t for study in studies for t in study.get_trials(deepcopy=False)]
     import json
 
     span = max(t.datetime_complete.timestamp() for t in trials) - min(t.datetime_start.timestamp() for t in trials)
@@ -91,7 +95,9 @@ def run(processes: int, args) -> dict:
             "wall_s": time.time() - started,
             "trial_wall_s": mean([(t.datetime_complete - t.datetime_start).total_seconds() for t in trials]),
             "ask_s": mean([p.get("search.ask", 0.0) for p in phases]),
-            "turn_s": mean([p.get("search.turn", 0.0) for p in phases])}
+            "turn_s": mean([p.get("search.turn", 0.0) for p in phases]),
+            "duplicates": sum("duplicate_of" in t.user_attrs for t in asked),
+            "skipped": sum(SKIPPED in t.user_attrs for t in asked)}
 
 
 def main() -> None:
@@ -113,7 +119,8 @@ def main() -> None:
     for row in rows:
         print(f"{row['processes']} processes: {row['trials']} trials, span {row['span_s']:.1f} s, "
               f"{row['per_min']:.0f}/min ({row['per_min'] / base:.2f}x), trial wall {row['trial_wall_s']:.2f} s, "
-              f"ask {row['ask_s']:.3f} s, turn {row['turn_s']:.3f} s, wall {row['wall_s']:.1f} s", flush=True)
+              f"ask {row['ask_s']:.3f} s, turn {row['turn_s']:.3f} s, wall {row['wall_s']:.1f} s; besides, "
+              f"{row['duplicates']} duplicates answered and {row['skipped']} trials skipped", flush=True)
 
 
 if __name__ == "__main__":

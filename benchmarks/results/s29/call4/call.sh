@@ -1,0 +1,12 @@
+# A 2x H100 host: 15b175a (reads shared, a trial's writes in Core and in fewer transactions) against the
+# session's base (7efe2c6, unpacked in _base), the matmul recipe at 128 trials a problem, 1 and 2 workers,
+# then 15b175a at the recipe's own 32 trials, 1, 2, 1, 2 workers; each run cold.
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site && python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . >/dev/null 2>&1 || exit 3
+export TRITON_DEFAULT_FP_FUSION=1 PYTHONUNBUFFERED=1
+rm -rf /tmp/res; mkdir -p /tmp/res; nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee /tmp/res/gpu.txt; nproc | tee -a /tmp/res/gpu.txt
+for code in base new; do
+  root=.; [ $code = base ] && root=_base
+  timeout 150 python3 $root/benchmarks/scale.py --recipe recipes/matmul.toml --workers 1,2 --trials 128 --json /tmp/res/scale128_$code.jsonl > /tmp/res/scale128_$code.log 2>&1; echo "$code rc $?"; tail -3 /tmp/res/scale128_$code.log
+done
+timeout 150 python3 benchmarks/scale.py --recipe recipes/matmul.toml --workers 1,2,1,2 --trials 32 --json /tmp/res/scale32_new.jsonl > /tmp/res/scale32_new.log 2>&1; echo "rc $?"; tail -5 /tmp/res/scale32_new.log
+cd /tmp/res && tar czf $OUT/runs.tgz *
