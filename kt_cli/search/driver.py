@@ -62,8 +62,8 @@ class StudyRun:
         if valid is not None and self.sampler in REPAIRED_SAMPLERS:
             sampler = repairing(sampler, ValidPoints(self.problem.space, valid), self.problem.space, self.seed)
         mark("sampler made")
-        study = optuna.create_study(study_name=self.study_name, storage=shared_reads(self.storage), direction="minimize",
-                                    sampler=sampler, load_if_exists=True)
+        study = optuna.create_study(study_name=self.study_name, storage=shared_reads(self.storage),
+                                    direction="minimize", sampler=sampler, load_if_exists=True)
         mark("study opened")
         budget = Budget(self.budget, valid_points)
         study.set_user_attr("budget", budget.limit)

@@ -115,8 +115,8 @@ class DeferredTrialWrites(RDBStorage):
 
     The transaction is a handful of SQLAlchemy Core statements (the trial's state, then every parameter
     and every attribute in one statement each) where Optuna's ORM ran three queries a parameter and two
-    an attribute: on a 2-core CPU machine its CPU was 3.5 ms a transaction, held while the database's
-    one write lock was (docs/performance.md, nineteenth session)."""
+    an attribute: on a 2-core CPU machine a write transaction's CPU averaged 3.5 ms, much of it with the
+    database's one write lock held (docs/performance.md, nineteenth session)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -3,10 +3,9 @@
 Optuna wraps an RDB storage in its `_CachedStorage`: finished trials are kept, and every look at the
 study (Optuna's ask for a queued trial, TPE's search space and its draw, kt's ledger, the look for
 dead owners) reads every unfinished trial again, one thread at a time under the cache's lock. A
-`kt tune` process keeps about 16 trials in flight, each looking about five times, and on a 1x H100
-host the threads of one process spent 14.7 s of a 44 s matmul run in those reads, most of it queued
-for the lock (search.ask grew from 0.03 s for the search alone to 0.35-0.42 s a trial;
-docs/performance.md, nineteenth session).
+`kt tune` process keeps about 16 trials in flight, each looking about five times: on a 1x H100 host
+the threads of one process were busy 14.7 s of a 44 s matmul run in those reads (docs/performance.md,
+nineteenth session; on the GPU hosts the sharing moved the trials' rate by less than the hosts' spread).
 
 `SharedReadsStorage` keeps Optuna's guarantee and drops the repeats: a look is answered by a read that
 began after the look was asked for, so it holds every write committed before (what kt's turn-taking

@@ -9,9 +9,10 @@ and its storage writes in the CLI process, beside the trials the device waits fo
 Where a problem's space can be enumerated, kt knows its valid points (the feasibility check lists them
 anyway), and `RepairingSampler` wraps the recipe's sampler so that every joint proposal is one of them:
 a proposal that breaks a constraint, or names a point already proposed (by this process, or drawn by
-another sharing the study), becomes the nearest valid point not yet proposed (distance: the steps between values along each ordered knob over
-its number of steps, 1 for a different string or boolean); a sampler with no model yet (TPE's start,
-the random sampler) draws uniformly among them. The sampler then models only what it can propose."""
+another sharing the study), becomes the nearest valid point not yet proposed (distance: the steps
+between values along each ordered knob over its number of steps, 1 for a different string or boolean);
+a sampler with no model yet (TPE's start, the random sampler) draws uniformly among them. The sampler
+then models only what it can propose."""
 
 from __future__ import annotations
 
