@@ -10,7 +10,8 @@ and triton) is not counted; the wall time with start-up is printed beside it. Ea
 a Triton cache of its own, so a later run does not find an earlier one's binaries; with --warm-cache
 DIR every run compiles into DIR instead, after one untimed run of the recipe has filled it (Triton's
 compiles are then cache hits). The goal: 2 workers on 2 GPUs reach at least 1.8x the trials per minute
-of one.
+of one. Beside the rate: the trials that evaluated nothing (a point evaluated before, answered as a
+duplicate; a point or the budget's last units taken by another trial, skipped).
 With --json FILE, each run's row is appended to FILE as it finishes.
 """
 
@@ -33,7 +34,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 def run_once(recipe: Path, workers: int, trials: int, target: str | None, cache: Path | None = None) -> dict:
     import optuna
 
-    from kt_cli.search.storage import evaluated, open_storage
+    from kt_cli.search.storage import evaluated, idle, open_storage
 
     with tempfile.TemporaryDirectory(prefix="kt-scale-bench-") as tmp:
         storage = f"sqlite:///{tmp}/study.db"
@@ -50,16 +51,18 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None, cache:
             raise SystemExit(f"kt tune --workers {workers} failed ({done.returncode}):\n{done.stderr[-3000:]}")
         store = open_storage(storage)
         ran = []  # (study name, trial): the studies run side by side, the rate is over the span of all their trials
+        nothing = {"duplicates": 0, "skipped": 0}  # trials that evaluated nothing (storage.idle)
         for summary in optuna.get_all_study_summaries(store, include_best_trial=False):
             if not summary.study_name.startswith("kt-artifact|"):
                 study = optuna.load_study(study_name=summary.study_name, storage=store)
                 ran += [(summary.study_name, t) for t in evaluated(study)]
+                nothing = {k: v + n for (k, v), n in zip(nothing.items(), idle(study).values())}
         busy = 0.0
         if ran:
             busy = (max(t.datetime_complete for _, t in ran) - min(t.datetime_start for _, t in ran)).total_seconds()
         trials_done = len(ran)
         pairings = unpaired(Path(tmp))
-        return {"workers": workers, "trials": trials_done, "wall_s": wall, "unpaired": pairings,
+        return {"workers": workers, "trials": trials_done, "wall_s": wall, "unpaired": pairings, **nothing,
                 "per_min": 60.0 * trials_done / busy if busy else float("nan"),
                 **middle_and_tail(sorted(t.datetime_complete.timestamp() for _, t in ran)),
                 "timeline": timeline(ran, started_at), "summary": done.stdout.strip().splitlines()[-3:],
@@ -165,9 +168,10 @@ def main() -> None:
     base = rows[0]["per_min"]
     print(f"{args.recipe.name}, {args.trials} trials per study, on {', '.join(sorted({d.name for d in present})) or 'CPU (static mode)'}")
     print(tabulate([[r["workers"], r["trials"], f"{r['wall_s']:.0f}", f"{r['per_min']:.1f}",
-                     f"{r['per_min'] / base:.2f}x", f"{r['middle_per_min']:.1f}", f"{r['tail_s']:.1f}"] for r in rows],
+                     f"{r['per_min'] / base:.2f}x", f"{r['middle_per_min']:.1f}", f"{r['tail_s']:.1f}",
+                     r["duplicates"], r["skipped"]] for r in rows],
                    headers=["workers", "trials", "wall s", "trials/min", "vs first", "middle trials/min",
-                            "last tenth s"]))
+                            "last tenth s", "duplicates", "skipped"]))
     for r in rows:
         for problem, why in r["unpaired"].items():
             print(f"workers {r['workers']}: {problem} not paired with its reference: {why}")

@@ -592,3 +592,18 @@ def test_threads_looking_at_once_share_reads_and_each_sees_what_was_written_befo
     slow.clear()
     other.ask()
     assert len(study.get_trials(deepcopy=False)) == 4  # a later look reads again: the fourth is there
+
+
+def test_the_trials_that_evaluated_nothing_are_counted_apart_from_those_that_did(tmp_path):
+    """benchmarks/scale.py and search_scaling.py report, beside the rate, the trials that held a slot
+    and evaluated nothing: a duplicate answered from an earlier result, a trial skipped."""
+    from kt_cli.search.ledger import SKIPPED
+    from kt_cli.search.storage import evaluated, idle
+
+    study = optuna.create_study(study_name="s", storage=open_storage(f"sqlite:///{tmp_path / 'study.db'}"))
+    for attrs in ({"result": "{}"}, {"result": "{}", "duplicate_of": 0}, {SKIPPED: "trial 0 has this point"}):
+        trial = study.ask()
+        for key, value in attrs.items():
+            trial.set_user_attr(key, value)
+        study.tell(trial, 1.0)
+    assert idle(study) == {"duplicates": 1, "skipped": 1} and len(evaluated(study)) == 1

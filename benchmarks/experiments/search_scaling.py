@@ -69,8 +69,7 @@ def _drive(url: str, recipe: str, studies: int, trials: int, in_flight: int, com
 def run(processes: int, args) -> dict:
     import optuna
 
-    from kt_cli.search.ledger import SKIPPED
-    from kt_cli.search.storage import evaluated, open_storage
+    from kt_cli.search.storage import evaluated, idle, open_storage
 
     with tempfile.TemporaryDirectory(prefix="kt-search-scaling-") as tmp:
         url = f"sqlite:///{tmp}/study.db"
@@ -85,7 +84,7 @@ def run(processes: int, args) -> dict:
         store = open_storage(url)
         studies = [optuna.load_study(study_name=f"study{i}", storage=store) for i in range(args.studies)]
         trials = [t for study in studies for t in evaluated(study)]
-        asked = [t for study in studies for t in study.get_trials(deepcopy=False)]
+        nothing = [idle(study) for study in studies]
     import json
 
     span = max(t.datetime_complete.timestamp() for t in trials) - min(t.datetime_start.timestamp() for t in trials)
@@ -96,8 +95,7 @@ def run(processes: int, args) -> dict:
             "trial_wall_s": mean([(t.datetime_complete - t.datetime_start).total_seconds() for t in trials]),
             "ask_s": mean([p.get("search.ask", 0.0) for p in phases]),
             "turn_s": mean([p.get("search.turn", 0.0) for p in phases]),
-            "duplicates": sum("duplicate_of" in t.user_attrs for t in asked),
-            "skipped": sum(SKIPPED in t.user_attrs for t in asked)}
+            "duplicates": sum(n["duplicates"] for n in nothing), "skipped": sum(n["skipped"] for n in nothing)}
 
 
 def main() -> None:

@@ -121,3 +121,13 @@ def evaluated(study) -> list:
     done = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL)
     return [t for t in study.get_trials(deepcopy=False, states=done)
             if "result" in t.user_attrs and "duplicate_of" not in t.user_attrs]
+
+
+def idle(study) -> dict:
+    """Trials that evaluated nothing, each an ask and a turn in a slot: answered as a duplicate of a
+    point evaluated before, or skipped (their point, or the budget's last units, taken by another trial)."""
+    from kt_cli.search.ledger import SKIPPED
+
+    trials = study.get_trials(deepcopy=False)
+    return {"duplicates": sum("duplicate_of" in t.user_attrs for t in trials),
+            "skipped": sum(SKIPPED in t.user_attrs for t in trials)}
