@@ -123,26 +123,20 @@ class DeferredTrialWrites(RDBStorage):
         self._deferred: dict[int, _Pending] = {}
         self._deferred_lock = threading.Lock()
 
-    def _pending(self, trial_id: int) -> "_Pending":
-        with self._deferred_lock:
-            return self._deferred.setdefault(trial_id, _Pending())
-
     def _set_trial_param(self, trial_id, param_name, param_value_internal, distribution, previous_distribution):
         from optuna.distributions import check_distribution_compatibility, distribution_to_json
 
         if previous_distribution is not None:
             check_distribution_compatibility(previous_distribution, distribution)
-        pending = self._pending(trial_id)
         with self._deferred_lock:
-            pending.params.append((param_name, param_value_internal, distribution_to_json(distribution),
-                                   previous_distribution is None))
+            self._deferred.setdefault(trial_id, _Pending()).params.append(
+                (param_name, param_value_internal, distribution_to_json(distribution), previous_distribution is None))
 
     def set_trial_user_attr(self, trial_id, key, value) -> None:
         import json
 
-        pending = self._pending(trial_id)
         with self._deferred_lock:
-            pending.user_attrs[key] = json.dumps(value)
+            self._deferred.setdefault(trial_id, _Pending()).user_attrs[key] = json.dumps(value)
 
     def write_deferred(self, trial_id: int) -> None:
         """Write what `trial_id` has set and not written, in one transaction."""

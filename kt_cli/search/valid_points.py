@@ -141,10 +141,8 @@ def repairing(inner, valid: ValidPoints, space: SearchSpace, seed: int):
             if not varying <= set(search_space):  # a partial joint space: nothing to repair against
                 return self.inner.sample_relative(study, trial, search_space)
             self._mark_study(study)
-            fixed = trial.system_attrs.get("fixed_params")
-            if fixed:  # an enqueued point (a seed, a start-up point, a retry): Optuna uses it as it is
-                valid.mark(fixed)
-                return {}
+            if trial.system_attrs.get("fixed_params"):  # an enqueued point (a seed, a start-up point, a
+                return {}  # retry), marked with the study's: Optuna uses it as it is
             proposed = self.inner.sample_relative(study, trial, search_space)
             point = valid.nearest({**single, **proposed}, self.rng) if varying <= set(proposed) \
                 else valid.draw(self.rng)
@@ -156,8 +154,7 @@ def repairing(inner, valid: ValidPoints, space: SearchSpace, seed: int):
         def before_trial(self, study, trial):
             self.inner.before_trial(study, trial)
 
-        def after_trial(self, study, trial, state, values):
-            valid.mark(trial.params)
+        def after_trial(self, study, trial, state, values):  # (its point is marked at the next ask's _mark_study)
             self.inner.after_trial(study, trial, state, values)
 
         def reseed_rng(self):
