@@ -47,7 +47,7 @@ class StudyRun:
     worker: dict = field(default_factory=dict)  # host, pid, device: kept in every result evaluated here
     found_complete: bool = False  # the budget was already spent when this process opened the study
     known_good: tuple = ()  # points a new study evaluates first (the kernel's SEEDS)
-    slots: object = None  # a Semaphore shared by studies run at once: a trial holds one while in flight
+    slots: object = None  # FairSlots shared by the studies run at once: a trial holds one while in flight
 
     def run(self, valid_points: int | None, in_flight: int = 1) -> object:
         """Evaluate up to the budget, `in_flight` candidates at once from this process (threads, each
@@ -98,7 +98,7 @@ class StudyRun:
                 time.sleep(POLL_S)
                 continue
             try:
-                with self.slots or contextlib.nullcontext():
+                with self.slots.hold(self.study_name, budget.limit) if self.slots else contextlib.nullcontext():
                     study.optimize(objective, n_trials=1, catch=(CandidateFailed,), gc_after_trial=False)
             except (ValueError, optuna.exceptions.UpdateFinishedTrialError) as exc:
                 if "Cannot tell" not in str(exc) and "finished" not in str(exc):

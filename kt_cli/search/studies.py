@@ -15,6 +15,7 @@ from kt_cli.generate import kernel_source
 from kt_cli.recipe.parse import Recipe
 from kt_cli.recipe.space import SearchSpace, constraint_env, feasible_points
 from kt_cli.search.driver import StudyRun
+from kt_cli.search.fair_slots import FairSlots
 from kt_cli.search.ledger import Budget
 from kt_cli.search.plan import (TargetPlan, build_space, check_kernel_knobs, make_storage_dir, plan_targets,
                                 space_key, study_name)
@@ -28,6 +29,7 @@ from kt_cli.types import TrialResult
 
 _TALLY_LOCK = threading.Lock()
 STUDIES_AT_ONCE = 4  # studies driven side by side; each has the evaluator's in-flight threads, sharing its slots
+# (FairSlots: a freed slot goes to the study furthest behind in its budget)
 RUNNING_POLL_S = 0.2  # how often the pairing worker looks whether other processes' trials still run
 
 
@@ -188,7 +190,7 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         source_hash = source.sha256()
         studies = []
         _expect(tally, problems, store, recipe.search.trials, source_hash)
-        slots = threading.Semaphore(evaluator.in_flight)
+        slots = FairSlots(evaluator.in_flight)
         runs = [StudyRun(problem.study_name(source_hash), store, problem, budget=recipe.search.trials,
                          sampler=recipe.search.sampler,
                          seed=sampler_seed(recipe.search.seed) if shared else recipe.search.seed,
