@@ -1,5 +1,6 @@
-"""The in-flight slots of the studies one process drives side by side: a freed slot goes to the study
-furthest behind in its budget, so no study waits for the others' whole rounds (kt_cli.search.fair_slots)."""
+"""The in-flight slots of the studies one process drives side by side (kt_cli.search.fair_slots): no
+study takes every slot because it was set up first, a freed slot goes to the study furthest behind in
+its budget, and no slot stays free while some study could use it."""
 
 import threading
 import time
@@ -7,94 +8,126 @@ import time
 from kt_cli.search.fair_slots import FairSlots
 
 
-def _run(slots: FairSlots, studies: dict, threads_each: int, gate: threading.Event, order: list, lock) -> list:
-    """`threads_each` threads per study (started study by study, in the dict's order), each taking one
-    slot, noting the study in `order` and holding the slot until `gate` is set."""
-    queued = []
+class _Trials:
+    """Threads that each take one slot for a study, note the study in `order` and hold the slot until
+    `gate` is set."""
 
-    def trial(study: str, limit: int) -> None:
-        with lock:
-            queued.append(study)
-        with slots.hold(study, limit):
-            with lock:
-                order.append(study)
-            gate.wait(10)
+    def __init__(self, slots: FairSlots):
+        self.slots, self.order, self.queued = slots, [], []
+        self.lock, self.gate, self.threads = threading.Lock(), threading.Event(), []
+
+    def start(self, study: str, count: int) -> None:
+        for _ in range(count):
+            thread = threading.Thread(target=self._trial, args=(study,))
+            thread.start()
+            self.threads.append(thread)
+
+    def _trial(self, study: str) -> None:
+        with self.lock:
+            self.queued.append(study)
+        with self.slots.hold(study):
+            with self.lock:
+                self.order.append(study)
+            self.gate.wait(10)
             time.sleep(0.002)
 
-    workers = [threading.Thread(target=trial, args=(s, limit)) for s, limit in studies.items()
-               for _ in range(threads_each)]
-    for w in workers:
-        w.start()
-    return workers, queued
+    def until(self, condition) -> None:
+        deadline = time.monotonic() + 10
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)  # and whatever else was going to happen has happened
+
+    def finish(self) -> None:
+        self.gate.set()
+        for thread in self.threads:
+            thread.join(10)
 
 
-def test_a_study_whose_threads_queued_last_is_not_served_last():
-    # 4 slots, three studies of 8 threads each, queued A first: a first-come queue would hand the first
-    # 12 slots to A (8) and B (4), and C would wait for two whole rounds
-    slots, order, lock, gate = FairSlots(4), [], threading.Lock(), threading.Event()
-    workers, queued = _run(slots, {"A": 32, "B": 32, "C": 32}, 8, gate, order, lock)
-    deadline = time.monotonic() + 10
-    while len(queued) < 24 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.2)  # every thread is past its note and waiting for a slot
-    gate.set()
-    for w in workers:
-        w.join(10)
-    assert len(order) == 24
-    first = order[:12]
-    assert first.count("C") >= 3 and first.count("B") >= 3, first
-    assert order[:4] == ["A"] * 4  # the slots were free: A took them before B and C queued
+def _studies(slots: FairSlots, **limits) -> None:
+    for study, limit in limits.items():
+        slots.join(study, limit)
 
 
-def test_the_share_of_the_budget_decides_not_the_count():
+def test_the_study_set_up_first_takes_only_its_part_while_the_others_set_up():
+    # 4 slots, three studies: A drives first while B and C are still being set up. A first-come
+    # semaphore gave A every slot and left B and C behind A's whole rounds.
+    slots = FairSlots(4)
+    _studies(slots, A=32, B=32, C=32)
+    trials = _Trials(slots)
+    slots.driving("A")
+    trials.start("A", 8)
+    trials.until(lambda: len(trials.queued) == 8)
+    assert trials.order == ["A", "A"]  # its part: 4 slots over 3 studies, rounded up
+    slots.driving("B")
+    trials.start("B", 8)
+    trials.until(lambda: len(trials.order) == 4)
+    assert trials.order == ["A", "A", "B", "B"]
+    slots.driving("C")
+    trials.start("C", 8)
+    trials.until(lambda: len(trials.queued) == 24)
+    trials.finish()
+    assert len(trials.order) == 24
+    first = trials.order[:12]
+    assert first.count("C") >= 3, first
+
+
+def test_a_freed_slot_goes_to_the_study_with_the_smallest_share_of_its_budget():
     # B has started 2 of 20 (10%), A 1 of 2 (50%): B gets the freed slot though it started more trials
     slots = FairSlots(1)
-    for study, limit in (("A", 2), ("B", 20), ("B", 20)):
-        with slots.hold(study, limit):
+    _studies(slots, A=2, B=20, C=100)
+    for study in ("A", "B", "C"):
+        slots.driving(study)
+    for study in ("A", "B", "B"):
+        with slots.hold(study):
             pass
-    order, lock, gate = [], threading.Lock(), threading.Event()
-    holder = threading.Event()
+    holder, release = threading.Event(), threading.Event()
 
-    def hold_first():
-        with slots.hold("C", 100):
+    def hold_the_slot():
+        with slots.hold("C"):
             holder.set()
-            gate.wait(10)
+            release.wait(10)
 
-    first = threading.Thread(target=hold_first)
+    first = threading.Thread(target=hold_the_slot)
     first.start()
     holder.wait(10)
-    later = threading.Event()
-    workers, queued = _run(slots, {"A": 2, "B": 20}, 1, later, order, lock)
-    while len(queued) < 2:
-        time.sleep(0.01)
-    time.sleep(0.2)
-    gate.set()
+    trials = _Trials(slots)
+    trials.start("A", 1)
+    trials.start("B", 1)
+    trials.until(lambda: len(trials.queued) == 2)
+    release.set()
     first.join(10)
-    # the two waiters hold their slot until their own gate: only the first can have taken it
-    time.sleep(0.2)
-    assert order == ["B"]
-    later.set()
-    for w in workers:
-        w.join(10)
-    assert order == ["B", "A"]
+    trials.until(lambda: trials.order)
+    assert trials.order == ["B"]
+    trials.finish()
+    assert trials.order == ["B", "A"]
 
 
-def test_a_study_ahead_still_takes_a_free_slot_when_no_other_waits():
+def test_a_study_holds_more_than_its_part_only_when_no_other_study_waits_or_sets_up():
     slots = FairSlots(2)
-    with slots.hold("A", 4):
-        with slots.hold("A", 4):
+    _studies(slots, A=4, B=4)
+    slots.driving("A")
+    trials = _Trials(slots)
+    trials.start("A", 2)
+    trials.until(lambda: len(trials.queued) == 2)
+    assert trials.order == ["A"]  # B is owed its part while it sets up
+    slots.driving("B")  # B drives, with nothing to run: A may use the free slot
+    trials.until(lambda: len(trials.order) == 2)
+    assert trials.order == ["A", "A"]
+    trials.finish()
+    slots.leave("B")
+    with slots.hold("A"):
+        with slots.hold("A"):  # alone: every slot is A's part
             pass
-    with slots.hold("A", 4):
-        pass
-    assert slots.started("A") == 3 and slots.started("B") == 0
+    assert slots.started("A") == 4 and slots.started("B") == 0
 
 
 def test_never_more_trials_in_flight_than_slots_and_every_one_runs():
     slots, lock = FairSlots(3), threading.Lock()
     running, most, done = [0], [0], []
+    _studies(slots, A=10, B=10, C=10, D=10)
 
     def trial(study):
-        with slots.hold(study, 10):
+        with slots.hold(study):
             with lock:
                 running[0] += 1
                 most[0] = max(most[0], running[0])
@@ -104,6 +137,8 @@ def test_never_more_trials_in_flight_than_slots_and_every_one_runs():
                 done.append(study)
 
     workers = [threading.Thread(target=trial, args=(s,)) for s in "ABCD" for _ in range(10)]
+    for study in "ABCD":
+        slots.driving(study)
     for w in workers:
         w.start()
     for w in workers:

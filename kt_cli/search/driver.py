@@ -51,7 +51,17 @@ class StudyRun:
 
     def run(self, valid_points: int | None, in_flight: int = 1) -> object:
         """Evaluate up to the budget, `in_flight` candidates at once from this process (threads, each
-        on its own worker, so compiling runs ahead of the device). Returns the study."""
+        on its own worker, so compiling runs ahead of the device). Returns the study. Beside other
+        studies (`slots`), it is owed its part of the slots from the moment it starts to set up."""
+        if self.slots is None:
+            return self._run(valid_points, in_flight)
+        self.slots.join(self.study_name, Budget(self.budget, valid_points).limit)
+        try:
+            return self._run(valid_points, in_flight)
+        finally:
+            self.slots.leave(self.study_name)
+
+    def _run(self, valid_points: int | None, in_flight: int) -> object:
         import optuna
 
         from kt_cli.search.shared_reads import shared_reads
@@ -79,6 +89,8 @@ class StudyRun:
         objective = Objective(study, self.storage, self.problem, budget, self.seed, self.on_result, self.worker)
         mark("study ready")
         attempts = _Attempts(max(1, self.budget) * ATTEMPTS_PER_UNIT + 200)
+        if self.slots is not None:
+            self.slots.driving(self.study_name)
         _in_threads(lambda: self._drive(study, objective, budget, attempts), max(1, in_flight))
         return study
 
@@ -98,7 +110,7 @@ class StudyRun:
                 time.sleep(POLL_S)
                 continue
             try:
-                with self.slots.hold(self.study_name, budget.limit) if self.slots else contextlib.nullcontext():
+                with self.slots.hold(self.study_name) if self.slots else contextlib.nullcontext():
                     study.optimize(objective, n_trials=1, catch=(CandidateFailed,), gc_after_trial=False)
             except (ValueError, optuna.exceptions.UpdateFinishedTrialError) as exc:
                 if "Cannot tell" not in str(exc) and "finished" not in str(exc):
