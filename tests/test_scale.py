@@ -284,6 +284,46 @@ def test_drivers_deciding_ahead_of_each_other_take_exactly_the_budget_of_distinc
     assert went_ahead  # the test exercised deciding ahead
 
 
+def test_near_a_budget_end_no_trial_starts_that_the_budget_cannot_take(tmp_path):
+    """Two processes each driving three studies side by side, four slots and four trials in flight a
+    study: a trial that starts once its study's last units are taken, or are being decided, evaluates
+    nothing (skipped: an ask and a turn in a slot for nothing)."""
+    import threading
+
+    import optuna
+
+    from kt_cli.recipe.space import SearchSpace, parse_param
+    from kt_cli.search.driver import StudyRun
+    from kt_cli.search.fair_slots import FairSlots
+    from kt_cli.search.storage import evaluated, idle, open_storage
+    from kt_cli.search.studies import _run_at_once
+    from kt_cli.types import TrialResult
+
+    space = SearchSpace((parse_param("BLOCK", [16, 32, 64, 128, 256, 512], "t"),
+                         parse_param("warps", [1, 2, 4, 8], "t")), ())
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+
+    def evaluate(params):
+        time.sleep(0.1)
+        return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "estimated", value=params["BLOCK"] * 1e-6)
+
+    def process(seed):
+        store, slots = open_storage(url), FairSlots(4)
+        runs = [StudyRun(f"s{i}", store, _problem(space, evaluate), budget=6, sampler="random", seed=seed + i,
+                         slots=slots) for i in range(3)]
+        _run_at_once(runs, [None] * 3, 4)
+
+    threads = [threading.Thread(target=process, args=(seed,)) for seed in (0, 10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    studies = [optuna.load_study(study_name=f"s{i}", storage=open_storage(url)) for i in range(3)]
+    assert [len(evaluated(study)) for study in studies] == [6, 6, 6]
+    # counting the units only (the budget read before the slot, deciding trials not counted): 12-13
+    assert sum(idle(study)["skipped"] for study in studies) <= 4
+
+
 def test_a_driver_hands_its_problem_what_other_processes_evaluated(tmp_path):
     """What another process sharing the study measured reaches this process's evaluator (its best races
     this process's candidates); this process's own results are not handed back."""

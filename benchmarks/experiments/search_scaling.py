@@ -44,6 +44,7 @@ def _drive(url: str, recipe: str, studies: int, trials: int, in_flight: int, com
     import types
 
     from kt_cli.search.driver import StudyRun
+    from kt_cli.search.fair_slots import FairSlots
     from kt_cli.search.storage import open_storage
     from kt_cli.search.studies import _run_at_once
     from kt_cli.types import TrialResult
@@ -60,7 +61,7 @@ def _drive(url: str, recipe: str, studies: int, trials: int, in_flight: int, com
     problem = types.SimpleNamespace(space=space, env=env, evaluate=evaluate, valid=valid if repair else None,
                                     invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1},
                                                                               "measured", message=why))
-    store, slots = open_storage(url), threading.Semaphore(in_flight)
+    store, slots = open_storage(url), FairSlots(in_flight)
     runs = [StudyRun(f"study{i}", store, problem, budget=trials, sampler="tpe", seed=seed + i, slots=slots)
             for i in range(studies)]
     _run_at_once(runs, [None] * studies, in_flight)

@@ -95,28 +95,37 @@ class StudyRun:
         return study
 
     def _drive(self, study, objective: Objective, budget: Budget, attempts: "_Attempts") -> None:
-        """Ask for trials one at a time until the budget is spent (or the attempts run out)."""
+        """Ask for trials one at a time until the budget is spent (or the attempts run out). The budget is
+        read once the slot is held (a thread waits for a slot for seconds, while others take the units)
+        and counts the trials still deciding as taken: near a budget's end every thread of every process
+        otherwise started a trial that was then skipped, an ask and a turn for nothing (198 of 638 trials
+        with 4 workers at 128 trials a problem, BENCHMARKS.md 2026-11-28 twentieth)."""
+        while attempts.take():
+            with self.slots.hold(self.study_name) if self.slots else contextlib.nullcontext():
+                objective.settle_dead()  # first: a dead trial may hold the unit this one needs
+                ledger = objective.ledger()
+                if budget.spent(ledger):
+                    return
+                # (a queued retry holds a unit too, but some process must run a trial to pop it)
+                if not budget.taken(ledger, ahead=len(ledger.undecided)):
+                    self._trial(study, objective)
+                    continue
+            # Every unit left is taken, or will be once the trials deciding take theirs (here or
+            # elsewhere); wait, since a trial whose process died comes back as a queued retry once it is
+            # judged dead, and a deciding trial may yet be skipped or answered as a duplicate.
+            time.sleep(POLL_S)
+
+    @staticmethod
+    def _trial(study, objective: Objective) -> None:
         import optuna
 
-        while attempts.take():
-            objective.settle_dead()  # first: a dead trial may hold the unit this one needs
-            ledger = objective.ledger()
-            if budget.spent(ledger):
-                return
-            # (a queued retry holds a unit too, but some process must run a trial to pop it)
-            if budget.taken(ledger):
-                # Every unit left is taken (here or elsewhere); wait, since a trial whose process died
-                # comes back as a queued retry once it is judged dead.
-                time.sleep(POLL_S)
-                continue
-            try:
-                with self.slots.hold(self.study_name) if self.slots else contextlib.nullcontext():
-                    study.optimize(objective, n_trials=1, catch=(CandidateFailed,), gc_after_trial=False)
-            except (ValueError, optuna.exceptions.UpdateFinishedTrialError) as exc:
-                if "Cannot tell" not in str(exc) and "finished" not in str(exc):
-                    raise
-            finally:
-                objective.decided()  # the trial is told: the ones behind it may decide
+        try:
+            study.optimize(objective, n_trials=1, catch=(CandidateFailed,), gc_after_trial=False)
+        except (ValueError, optuna.exceptions.UpdateFinishedTrialError) as exc:
+            if "Cannot tell" not in str(exc) and "finished" not in str(exc):
+                raise
+        finally:
+            objective.decided()  # the trial is told: the ones behind it may decide
 
     def _enqueue_known_good(self, study) -> None:
         """A new study evaluates the kernel's known-good points first (its SEEDS), where they fit the
