@@ -192,6 +192,22 @@ def _problem(space, evaluate, mode: str = "estimated", **more):
                                  invalid_result=lambda p, why: TrialResult("invalid", p, "nvidia:sm_90", {"M": 1}, mode))
 
 
+def _blocks_and_warps():
+    """A 24-point space and an evaluate(params) factory whose candidates take `seconds` each."""
+    from kt_cli.recipe.space import SearchSpace, parse_param
+    from kt_cli.types import TrialResult
+
+    space = SearchSpace((parse_param("BLOCK", [16, 32, 64, 128, 256, 512], "t"),
+                         parse_param("warps", [1, 2, 4, 8], "t")), ())
+
+    def taking(seconds: float):
+        def evaluate(params):
+            time.sleep(seconds)
+            return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "estimated", value=params["BLOCK"] * 1e-6)
+        return evaluate
+    return space, taking
+
+
 def _drive_together(url: str, problem, budget: int, seeds: list, in_flight: int = 1) -> list:
     """Drive study "s" of `url` from one thread per seed, each with its own storage as a process would
     have; the study's evaluated trials once all are done (an error in any thread is raised here)."""
@@ -224,18 +240,9 @@ def _drive_together(url: str, problem, budget: int, seeds: list, in_flight: int 
 def test_concurrent_drivers_take_exactly_the_budget_of_distinct_points(tmp_path):
     """Four drivers of one study, slow candidates, a budget that does not divide among them: nobody
     overshoots the budget or evaluates a point another one has."""
-    from kt_cli.recipe.space import SearchSpace, parse_param
-    from kt_cli.types import TrialResult
-
-    space = SearchSpace((parse_param("BLOCK", [16, 32, 64, 128, 256, 512], "t"),
-                         parse_param("warps", [1, 2, 4, 8], "t")), ())
+    space, taking = _blocks_and_warps()
     url = f"sqlite:///{tmp_path / 'study.db'}"
-
-    def evaluate(params):
-        time.sleep(0.3)
-        return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "estimated", value=params["BLOCK"] * 1e-6)
-
-    done = _drive_together(url, _problem(space, evaluate), budget=5, seeds=list(range(4)))
+    done = _drive_together(url, _problem(space, taking(0.3)), budget=5, seeds=list(range(4)))
     assert len(done) == 5
     assert len({json.dumps(t.params, sort_keys=True) for t in done}) == 5
 
@@ -292,24 +299,17 @@ def test_near_a_budget_end_no_trial_starts_that_the_budget_cannot_take(tmp_path)
 
     import optuna
 
-    from kt_cli.recipe.space import SearchSpace, parse_param
     from kt_cli.search.driver import StudyRun
     from kt_cli.search.fair_slots import FairSlots
     from kt_cli.search.storage import evaluated, idle, open_storage
     from kt_cli.search.studies import _run_at_once
-    from kt_cli.types import TrialResult
 
-    space = SearchSpace((parse_param("BLOCK", [16, 32, 64, 128, 256, 512], "t"),
-                         parse_param("warps", [1, 2, 4, 8], "t")), ())
+    space, taking = _blocks_and_warps()
     url = f"sqlite:///{tmp_path / 'study.db'}"
-
-    def evaluate(params):
-        time.sleep(0.1)
-        return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "estimated", value=params["BLOCK"] * 1e-6)
 
     def process(seed):
         store, slots = open_storage(url), FairSlots(4)
-        runs = [StudyRun(f"s{i}", store, _problem(space, evaluate), budget=6, sampler="random", seed=seed + i,
+        runs = [StudyRun(f"s{i}", store, _problem(space, taking(0.1)), budget=6, sampler="random", seed=seed + i,
                          slots=slots) for i in range(3)]
         _run_at_once(runs, [None] * 3, 4)
 

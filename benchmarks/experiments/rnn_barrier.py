@@ -48,7 +48,8 @@ FLAGS_WAIT = '''    programs = tl.num_programs(0) * tl.num_programs(1)
                               pack=1)
 '''
 RMW_ARRIVE = '    tl.atomic_add(sync_ptr, 1, sem="release")\n'
-FLAGS_ARRIVE = '    tl.atomic_add(sync_ptr + tl.program_id(1) * tl.num_programs(0) + tl.program_id(0), 1, sem="release")\n'
+FLAGS_ARRIVE = ('    tl.atomic_add(sync_ptr + tl.program_id(1) * tl.num_programs(0) + tl.program_id(0), 1, '
+                'sem="release")\n')
 SYNC_ALLOC = "sync = torch.zeros(1, dtype=torch.int32, device=x.device)"
 FLAGS_ALLOC = "sync = torch.zeros(256, dtype=torch.int32, device=x.device)"
 
