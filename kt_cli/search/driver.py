@@ -53,15 +53,16 @@ class StudyRun:
         """Evaluate up to the budget, `in_flight` candidates at once from this process (threads, each
         on its own worker, so compiling runs ahead of the device). Returns the study. Beside other
         studies (`slots`), it is owed its part of the slots from the moment it starts to set up."""
+        budget = Budget(self.budget, valid_points)
         if self.slots is None:
-            return self._run(valid_points, in_flight)
-        self.slots.join(self.study_name, Budget(self.budget, valid_points).limit)
+            return self._run(budget, in_flight)
+        self.slots.join(self.study_name, budget.limit)
         try:
-            return self._run(valid_points, in_flight)
+            return self._run(budget, in_flight)
         finally:
             self.slots.leave(self.study_name)
 
-    def _run(self, valid_points: int | None, in_flight: int) -> object:
+    def _run(self, budget: Budget, in_flight: int) -> object:
         import optuna
 
         from kt_cli.search.shared_reads import shared_reads
@@ -75,7 +76,6 @@ class StudyRun:
         study = optuna.create_study(study_name=self.study_name, storage=shared_reads(self.storage),
                                     direction="minimize", sampler=sampler, load_if_exists=True)
         mark("study opened")
-        budget = Budget(self.budget, valid_points)
         study.set_user_attr("budget", budget.limit)
         study.set_user_attr("budget_trials", budget.trials)  # the --trials it was set for (scale.storage_progress)
         fail_dead_trials(study, self.storage)  # a killed run's trials, before counting what is done

@@ -26,7 +26,6 @@ class FairSlots:
 
     def __init__(self, count: int):
         self._count = max(1, count)
-        self._free = self._count
         self._changed = threading.Condition()
         self._limits: dict[str, int] = {}  # study -> its budget (candidates)
         self._setting_up: set[str] = set()  # joined, not driving yet
@@ -56,18 +55,17 @@ class FairSlots:
         with self._changed:
             self._waiting[study] = self._waiting.get(study, 0) + 1
             try:
-                self._changed.wait_for(lambda: self._free > 0 and self._may_take(study))
+                self._changed.wait_for(lambda: self._free() > 0 and self._may_take(study))
             finally:
                 self._waiting[study] -= 1
-            self._free -= 1
             self._started[study] = self._started.get(study, 0) + 1
             self._holding[study] = self._holding.get(study, 0) + 1
-            self._changed.notify_all()  # another study's thread may now be the one to go
+            if self._free():  # another study's thread may now be the one to go
+                self._changed.notify_all()
         try:
             yield
         finally:
             with self._changed:
-                self._free += 1
                 self._holding[study] -= 1
                 self._changed.notify_all()
 
@@ -75,6 +73,9 @@ class FairSlots:
         """Trials of `study` that have taken a slot so far."""
         with self._changed:
             return self._started.get(study, 0)
+
+    def _free(self) -> int:
+        return self._count - sum(self._holding.values())
 
     def _may_take(self, study: str) -> bool:
         """Whether `study` goes next: of the studies waiting under their part of the slots (if none, of
