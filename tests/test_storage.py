@@ -594,6 +594,37 @@ def test_threads_looking_at_once_share_reads_and_each_sees_what_was_written_befo
     assert len(study.get_trials(deepcopy=False)) == 4  # a later look reads again: the fourth is there
 
 
+def test_an_asks_looks_share_one_read_while_what_kt_decides_on_holds_every_earlier_write(tmp_path, monkeypatch):
+    """Optuna's looks in an ask (a queued trial, TPE's space, its draw) decide nothing and now share a
+    read (shared_reads.recent_reads); kt's ledger, which decides, still reads anew inside them and sees
+    a trial another process wrote a moment before."""
+    from optuna.storages._cached_storage import _CachedStorage
+
+    from kt_cli.search import shared_reads as sr
+    from kt_cli.search.ledger import Ledger
+
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    study = optuna.create_study(study_name="s", storage=sr.shared_reads(open_storage(url)))
+    other = optuna.load_study(study_name="s", storage=open_storage(url))  # another process's view
+    reads = []
+    inner = _CachedStorage._read_trials_from_remote_storage
+    monkeypatch.setattr(_CachedStorage, "_read_trials_from_remote_storage",
+                        lambda self, study_id: (reads.append(1) if self is study._storage else None,
+                                                inner(self, study_id)))
+    monkeypatch.setattr(sr, "RECENT_S", 0.0)  # only the ask's own earlier look counts as recent here
+    other.ask()
+    with sr.recent_reads():
+        assert len(study.get_trials(deepcopy=False)) == 1 and len(reads) == 1
+        other.ask()
+        assert len(study.get_trials(deepcopy=False)) == 1 and len(reads) == 1  # the ask's read, again
+        assert len(Ledger.read(study).undecided) == 2 and len(reads) == 2  # the ledger reads anew
+    with sr.recent_reads():  # the next ask reads again
+        other.ask()
+        assert len(study.get_trials(deepcopy=False)) == 3 and len(reads) == 3
+    other.ask()
+    assert len(study.get_trials(deepcopy=False)) == 4  # outside them, every look reads
+
+
 def test_the_trials_that_evaluated_nothing_are_counted_apart_from_those_that_did(tmp_path):
     """benchmarks/scale.py and search_scaling.py report, beside the rate, the trials that held a slot
     and evaluated nothing: a duplicate answered from an earlier result, a trial skipped."""

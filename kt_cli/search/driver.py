@@ -103,7 +103,7 @@ class StudyRun:
         while attempts.take():
             with self.slots.hold(self.study_name) if self.slots else contextlib.nullcontext():
                 objective.settle_dead()  # first: a dead trial may hold the unit this one needs
-                ledger = objective.ledger()
+                ledger = objective.recent_ledger()
                 if budget.spent(ledger):
                     return
                 # (a queued retry holds a unit too, but some process must run a trial to pop it)
@@ -119,8 +119,11 @@ class StudyRun:
     def _trial(study, objective: Objective) -> None:
         import optuna
 
+        from kt_cli.search.shared_reads import recent_reads
+
         try:
-            study.optimize(objective, n_trials=1, catch=(CandidateFailed,), gc_after_trial=False)
+            with recent_reads():  # Optuna's looks (a queued trial, TPE's space and draw); kt's ledger looks fresh
+                study.optimize(objective, n_trials=1, catch=(CandidateFailed,), gc_after_trial=False)
         except (ValueError, optuna.exceptions.UpdateFinishedTrialError) as exc:
             if "Cannot tell" not in str(exc) and "finished" not in str(exc):
                 raise

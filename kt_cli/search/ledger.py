@@ -67,7 +67,10 @@ class Ledger:
     @classmethod
     def read(cls, study, me: int | None = None) -> "Ledger":
         """The study as trial `me` sees it (itself left out; None: as a process outside any trial)."""
-        ledger = cls.of(study.get_trials(deepcopy=False))
+        from kt_cli.search.shared_reads import fresh_reads
+
+        with fresh_reads():  # what kt decides on holds every write made before the look
+            ledger = cls.of(study.get_trials(deepcopy=False))
         return ledger if me is None else ledger.without(me)
 
     @classmethod

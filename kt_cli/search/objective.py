@@ -16,6 +16,7 @@ import time
 from kt_cli.recipe.space import ENUMERATION_LIMIT
 from kt_cli.search.ledger import ABORTED, CLAIM, SKIPPED, Budget, Ledger, point_key
 from kt_cli.search.recovery import fail_dead_trials
+from kt_cli.search.shared_reads import RECENT_S, recent_reads
 from kt_cli.search.storage import HOST, trial_result
 
 MAX_DUPLICATES_IN_A_ROW = 20
@@ -171,6 +172,11 @@ class Objective:
         this call did: it holds every write its caller made before."""
         return self._read(me, time.monotonic())[1]
 
+    def recent_ledger(self) -> Ledger:
+        """The study's ledger as the process sees it, from a read that began at most RECENT_S before this
+        call: for a look that decides nothing (whether to start a trial: the trial decides on its own look)."""
+        return self._read(None, time.monotonic() - RECENT_S)[1]
+
     def _read(self, me: int | None, after: float) -> tuple[float, Ledger]:
         """(when the read began, the ledger as trial `me` sees it) of a read that began after `after`.
         The process's threads share reads: one waiting for another's read takes it if it began after
@@ -192,7 +198,8 @@ class Objective:
             if time.monotonic() - self.dead_looked < POLL_S:
                 return
             self.dead_looked = time.monotonic()
-        fail_dead_trials(self.study, self.storage)
+        with recent_reads():  # deaths are judged over seconds
+            fail_dead_trials(self.study, self.storage)
 
     def _write(self, trial) -> None:
         """What the trial set and its storage holds back (owned_storages.DeferredTrialWrites), written now."""

@@ -12,14 +12,60 @@ began after the look was asked for, so it holds every write committed before (wh
 needs: of two trials that write and then look, at least one sees the other's write). A thread that
 finds a read under way waits for it to end; if that read began before it asked, the next read (one,
 made by the first such thread) answers all who waited meanwhile.
+
+Looks that decide nothing need not be that fresh. Inside `recent_reads()` a look is answered by any read
+that began at most RECENT_S before it: Optuna's look for a queued trial in each ask, TPE's two looks (its
+search space, then its draw), the look for dead owners. A point they miss by so little is caught where
+kt decides (kt's ledger looks with `fresh_reads()`, whatever encloses it): the queued trial is popped by
+a later ask, the point a draw proposes again is answered as a duplicate or skipped, the dead owner is
+settled at the next look. On a 4x H200 host a kt process's CPU bounded its trials' rate, with one worker
+and with four, and reading the study was the largest share of it: 5.3 reads a trial with one worker,
+8.6 with four, each of every running trial of every process (docs/performance.md, twenty-first session).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
 
 from optuna.storages import RDBStorage
 from optuna.storages._cached_storage import _CachedStorage
+
+
+RECENT_S = 0.05  # how old a read a look inside recent_reads() takes
+
+_looks = threading.local()  # .recent: this thread's looks take a read begun up to RECENT_S before them
+
+
+@contextlib.contextmanager
+def _looking(recent: bool):
+    before = getattr(_looks, "recent", False), getattr(_looks, "looked", None)
+    _looks.recent, _looks.looked = recent, set()
+    try:
+        yield
+    finally:
+        _looks.recent, _looks.looked = before
+
+
+def recent_reads():
+    """Within it, this thread's looks at a study take a read begun up to RECENT_S before them, or the
+    one its first look inside took (an ask's looks at the study, one after another, share a read)."""
+    return _looking(True)
+
+
+def fresh_reads():
+    """Within it (even inside recent_reads()), this thread's looks take only a read begun after them."""
+    return _looking(False)
+
+
+def _recent_enough(study_id: int, began_at: float) -> bool:
+    """Whether this thread's look may take the study's latest read, begun at `began_at`."""
+    if not getattr(_looks, "recent", False):
+        return False
+    looked = study_id in _looks.looked
+    _looks.looked.add(study_id)
+    return looked or time.monotonic() - began_at <= RECENT_S
 
 
 class _Reads:
@@ -29,6 +75,7 @@ class _Reads:
         self.begun = 0
         self.completed = 0  # every read numbered up to this one completed
         self.under_way = False
+        self.began_at = -float("inf")  # when the latest completed read began (time.monotonic)
 
 
 class SharedReadsStorage(_CachedStorage):
@@ -49,6 +96,8 @@ class SharedReadsStorage(_CachedStorage):
     def _read_trials_from_remote_storage(self, study_id: int) -> None:
         with self._reads_changed:
             reads = self._reads.setdefault(study_id, _Reads())
+            if _recent_enough(study_id, reads.began_at):
+                return
             needed = reads.begun + 1  # the first read to begin after this call
             while reads.completed < needed:
                 if not reads.under_way:
@@ -57,7 +106,7 @@ class SharedReadsStorage(_CachedStorage):
                 self._reads_changed.wait()
             else:
                 return
-        completed = False
+        completed, began_at = False, time.monotonic()
         try:
             super()._read_trials_from_remote_storage(study_id)
             completed = True
@@ -65,7 +114,7 @@ class SharedReadsStorage(_CachedStorage):
             with self._reads_changed:
                 reads.under_way = False
                 if completed:
-                    reads.completed = reads.begun
+                    reads.completed, reads.began_at = reads.begun, began_at
                 self._reads_changed.notify_all()
 
 

@@ -16,7 +16,7 @@ import time
 from collections import Counter, defaultdict
 
 DIR = os.environ.get("KT_STACK_SAMPLE_DIR")
-PERIOD_S, WRITE_S, DEPTH = 0.01, 2.0, 40
+PERIOD_S, WRITE_S, DEPTH = float(os.environ.get("KT_STACK_SAMPLE_PERIOD_S", 0.01)), 2.0, 40  # a long period: CPU only
 
 
 def _stack(frame) -> str:
@@ -61,7 +61,7 @@ def _sample(path: str) -> None:
             ticks[thread.native_id] = now
             if used > 0:
                 cpu_counts[_group(thread.name)][stack] += used
-        if time.time() - last > WRITE_S:
+        if time.time() - last > WRITE_S or _EXITING.is_set():
             last = time.time()
             record = {"argv": sys.argv, "pid": os.getpid(), "ppid": os.getppid(), "span_s": last - started, "rounds": rounds,
                       "process_cpu_s": sum(os.times()[:2]), "tick_s": 1 / os.sysconf("SC_CLK_TCK"),
@@ -71,9 +71,24 @@ def _sample(path: str) -> None:
             with open(tmp, "w") as f:
                 json.dump(record, f)
             os.replace(tmp, path)
+            if _EXITING.is_set():
+                _WRITTEN.set()
+                return
+
+
+_EXITING, _WRITTEN = threading.Event(), threading.Event()
+
+
+def _last_record() -> None:
+    """At exit, one more record (the process's whole CPU time), written by the sampler."""
+    _EXITING.set()
+    _WRITTEN.wait(5 * PERIOD_S + 1)
 
 
 if DIR and ("tune" in sys.argv or "--multiprocessing-fork" in sys.argv):  # kt tune, its --workers
     os.makedirs(DIR, exist_ok=True)
     threading.Thread(target=_sample, args=(os.path.join(DIR, f"{os.getpid()}.json"),), daemon=True,
                      name="stack-sampler").start()
+    import atexit
+
+    atexit.register(_last_record)

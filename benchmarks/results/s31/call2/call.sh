@@ -1,0 +1,13 @@
+# A 4x GPU host (asked as nvidia-h100-x4): the session's first change (an ask's looks at a study share one
+# read; the driver's budget look takes a read up to 50 ms old) against the base 622f0a2 (unpacked as _base/),
+# alternating: the matmul recipe at 128 trials a problem, one worker then four, twice, each run cold. Every
+# kt process's CPU time is recorded at exit (stack_sample with a 1 s period: no stacks worth reading).
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site && python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . >/dev/null 2>&1 || exit 3
+export TRITON_DEFAULT_FP_FUSION=1 PYTHONUNBUFFERED=1 KT_STACK_SAMPLE_PERIOD_S=1
+rm -rf /tmp/res; mkdir -p /tmp/res; nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader | tee /tmp/res/gpu.txt; nproc | tee -a /tmp/res/gpu.txt
+SS=$PWD/benchmarks/experiments/stack_sample
+for i in 1 2; do for w in 1 4; do for code in new base; do
+  dir=$PWD; [ $code = base ] && dir=$PWD/_base
+  export KT_STACK_SAMPLE_DIR=/tmp/res/cpu_${code}_w${w}_$i
+  (cd $dir && PYTHONPATH=$SS:$PYTHONPATH timeout 140 python3 benchmarks/scale.py --recipe recipes/matmul.toml --workers $w --trials 128 --json /tmp/res/scale_$code.jsonl > /tmp/res/scale_${code}_w${w}_$i.log 2>&1); echo "$code w$w #$i rc $? $(tail -1 /tmp/res/scale_${code}_w${w}_$i.log | cut -c1-120)"
+done; done; cd /tmp/res && tar czf $OUT/runs.tgz *; cd - >/dev/null; done
