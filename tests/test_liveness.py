@@ -87,6 +87,37 @@ def test_a_trial_has_an_owner_and_a_heartbeat_before_the_sampler_runs(db):
     assert trial._trial_id in storage.heartbeat_ages(study._study_id)
 
 
+def _write_transactions(storage) -> list:
+    """The write transactions `storage` commits from now on (a commit after an INSERT, UPDATE or DELETE)."""
+    import sqlalchemy
+
+    wrote, committed = [], []
+    sqlalchemy.event.listen(storage.engine, "before_cursor_execute", lambda conn, cursor, statement, *rest:
+                            wrote.append(1) if statement.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE"))
+                            else None)
+    sqlalchemy.event.listen(storage.engine, "commit", lambda conn: (committed.append(1) if wrote else None,
+                                                                    wrote.clear()))
+    return committed
+
+
+def test_a_trial_is_made_owned_and_given_its_first_heartbeat_in_one_write_and_a_taken_one_is_not_written(db):
+    """The processes of a host queue for SQLite's one writer (with four workers a write transaction took
+    55-88 ms): a trial asked for is made with its owner record and first heartbeat in one transaction, and
+    a thread whose look at the queue is a moment old does not write to a queued trial already taken."""
+    study, storage, _ = db
+    committed = _write_transactions(storage)
+    trial = study.ask()
+    assert len(committed) == 1
+    assert OWNER in storage.get_trial(trial._trial_id).system_attrs
+    assert trial._trial_id in storage.heartbeat_ages(study._study_id)
+    study.enqueue_trial(POINT)
+    queued = next(t for t in study.get_trials(deepcopy=False) if t.state == STATE.WAITING)
+    assert storage.set_trial_state_values(queued._trial_id, STATE.RUNNING)
+    del committed[:]
+    assert not storage.set_trial_state_values(queued._trial_id, STATE.RUNNING)  # taken: refused, nothing written
+    assert committed == []
+
+
 def test_a_trial_whose_owner_died_here_is_failed_at_once_and_its_point_queued(db):
     study, storage, _ = db
     lost = _running(study)

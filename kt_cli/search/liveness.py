@@ -49,8 +49,11 @@ class TrialKeeper:
     def _beat(self, trial_id: int) -> None:
         self.record_heartbeat(trial_id)
 
-    def _own(self, trial_id: int) -> None:
-        self._record_owner(trial_id)
+    def _own(self, trial_id: int, recorded: bool = False) -> None:
+        """Own a trial this process runs: its owner record and first heartbeat (unless the storage
+        `recorded` them as it made the trial), then a heartbeat every HEARTBEAT_S."""
+        if not recorded:
+            self._record_owner(trial_id)
         if not self.keeps_heartbeats:
             return
         with self._owned_lock:

@@ -90,9 +90,12 @@ class OneStepStates(RDBStorage):
         with _create_scoped_session(self.scoped_session) as session:
             trial = models.TrialModel.find_or_raise_by_id(trial_id, session)
             self.check_trial_is_updatable(trial_id, trial.state)
-            changed = (session.query(models.TrialModel)
-                       .filter(models.TrialModel.trial_id == trial_id, models.TrialModel.state == expected)
-                       .update({"state": state, when: datetime.datetime.now()}, synchronize_session=False))
+            # a trial already taken is not written to: a write would queue for SQLite's one writer (threads
+            # whose read of the queue is a moment old try trials another thread has just taken)
+            changed = trial.state == expected and (
+                session.query(models.TrialModel)
+                .filter(models.TrialModel.trial_id == trial_id, models.TrialModel.state == expected)
+                .update({"state": state, when: datetime.datetime.now()}, synchronize_session=False))
             if changed:
                 for objective, value in enumerate(values or ()):
                     self._set_trial_value_without_commit(session, trial, objective, value)  # `trial` as read
@@ -334,7 +337,21 @@ class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates,
     def _create_new_trial(self, study_id, template_trial=None):
         trial = super()._create_new_trial(study_id, template_trial)
         if trial.state == TrialState.RUNNING:  # asked for, not enqueued: its owner is this process
-            self._own(trial._trial_id)
+            self._own(trial._trial_id, recorded=template_trial is None)
+        return trial
+
+    def _get_prepared_new_trial(self, study_id, template_trial, session):
+        """A trial asked for gets its first heartbeat and its owner record in the transaction that makes it
+        (Optuna's): one write transaction a trial fewer, where the processes of a host queue for SQLite's
+        one writer (with four workers a write transaction took 55-88 ms, each of six a trial;
+        docs/performance.md, twenty-first session)."""
+        from kt_cli.processes import this_process
+
+        trial = super()._get_prepared_new_trial(study_id, template_trial, session)
+        if template_trial is None:
+            session.add(models.TrialHeartbeatModel(trial_id=trial.trial_id))
+            self._set_trial_attr_without_commit(session, models.TrialSystemAttributeModel, trial.trial_id, OWNER,
+                                                this_process())
         return trial
 
     def _record_owner(self, trial_id: int) -> None:
