@@ -118,6 +118,19 @@ def test_a_trial_is_made_owned_and_given_its_first_heartbeat_in_one_write_and_a_
     assert committed == []
 
 
+def test_every_owned_trials_heartbeat_is_renewed_in_one_write(db):
+    """A process renews the heartbeats of all its running trials (about sixteen) every HEARTBEAT_S: one
+    write transaction for all of them, not one each."""
+    study, storage, path = db
+    trials = [study.ask() for _ in range(3)]
+    for trial in trials:
+        _age(path, trial, 10)
+    committed = _write_transactions(storage)
+    storage._beat_all([t._trial_id for t in trials])
+    assert len(committed) == 1
+    assert all(age < 5 for age in storage.heartbeat_ages(study._study_id).values())
+
+
 def test_a_trial_whose_owner_died_here_is_failed_at_once_and_its_point_queued(db):
     study, storage, _ = db
     lost = _running(study)

@@ -49,6 +49,11 @@ class TrialKeeper:
     def _beat(self, trial_id: int) -> None:
         self.record_heartbeat(trial_id)
 
+    def _beat_all(self, trial_ids: list[int]) -> None:
+        """A heartbeat for each of `trial_ids` (a storage may write them in one transaction)."""
+        for trial_id in trial_ids:
+            self._beat(trial_id)
+
     def _own(self, trial_id: int, recorded: bool = False) -> None:
         """Own a trial this process runs: its owner record and first heartbeat (unless the storage
         `recorded` them as it made the trial), then a heartbeat every HEARTBEAT_S."""
@@ -82,11 +87,10 @@ class TrialKeeper:
                 if not owned:
                     self._beating = False
                     return
-            for trial_id in owned:
-                try:
-                    self._beat(trial_id)
-                except Exception:  # a busy or unreachable database: the next beat tries again
-                    pass
+            try:
+                self._beat_all(owned)
+            except Exception:  # a busy or unreachable database: the next beat tries again
+                pass
 
     def set_trial_state_values(self, trial_id: int, state, values=None) -> bool:
         try:

@@ -372,6 +372,20 @@ class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates,
                                {OWNER: json.dumps(this_process())})
         again_when_locked(write)
 
+    def _beat_all(self, trial_ids: list[int]) -> None:
+        """Every owned trial's heartbeat in one transaction (one each was about 0.3 write transactions a
+        trial with four workers, each queueing for SQLite's one writer)."""
+        import sqlalchemy
+
+        beat = models.TrialHeartbeatModel.__table__
+
+        def write() -> None:
+            with self.engine.begin() as connection:
+                connection.execute(sqlalchemy.delete(beat).where(beat.c.trial_id.in_(trial_ids)))
+                connection.execute(sqlalchemy.insert(beat).values(heartbeat=sqlalchemy.func.now()),
+                                   [{"trial_id": trial_id} for trial_id in trial_ids])
+        again_when_locked(write)
+
     def heartbeat_ages(self, study_id: int) -> dict[int, float]:
         """Seconds since the last heartbeat of each running trial that has one (the database's clock)."""
         import sqlalchemy
