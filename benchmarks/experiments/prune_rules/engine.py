@@ -163,36 +163,40 @@ def rule_c_conf(q, z, k, pool='seen'):
     def f(est, st):
         if st.timed < k:
             return False
-        s = st.seen if pool == 'seen' else st.meas_est
-        m = len(s)
-        return bisect.bisect_left(s, est) > q * m + z * (m * q * (1 - q)) ** 0.5
+        return _confidently_above(st.seen if pool == 'seen' else st.meas_est, est, q, z)
     f.name = f'cconf q={q:g} z={z:g} k={k} {pool}'
+    return f
+
+
+def _confidently_above(s, est, q, z):
+    """More of the sorted estimates `s` lie below `est` than q x m + z x sqrt(m q (1-q)) (m = len(s))."""
+    m = len(s)
+    return bisect.bisect_left(s, est) > q * m + z * (m * q * (1 - q)) ** 0.5
+
+
+def _guarded(ra, ka, kc, rg, pool, rank):
+    """(a) at ra once ka measured, or `rank(sorted estimates, est)` once kc measured for candidates above
+    rg x the fastest one's estimate (rg 0: no guard)."""
+    def f(est, st):
+        if st.timed >= ka and est > ra * st.best_est:
+            return True
+        if st.timed < kc or est <= rg * st.best_est:
+            return False
+        return rank(st.seen if pool == 'seen' else st.meas_est, est)
     return f
 
 
 def rule_guarded(ra, ka, q, kc, rg, pool='seen'):
     """(a) at ra once ka measured, or (c) at q once kc measured for candidates above rg x the
     fastest one's estimate (rg 0: no guard)."""
-    def f(est, st):
-        if st.timed >= ka and est > ra * st.best_est:
-            return True
-        if st.timed < kc or est <= rg * st.best_est:
-            return False
-        s = st.seen if pool == 'seen' else st.meas_est
-        return bisect.bisect_left(s, est) / len(s) > q
+    f = _guarded(ra, ka, kc, rg, pool, lambda s, est: bisect.bisect_left(s, est) / len(s) > q)
     f.name = f'g ra={ra:g} ka={ka} q={q:g} kc={kc} rg={rg:g} {pool}'
     return f
 
 
 def rule_guarded_conf(ra, ka, q, z, kc, rg, pool='seen'):
-    def f(est, st):
-        if st.timed >= ka and est > ra * st.best_est:
-            return True
-        if st.timed < kc or est <= rg * st.best_est:
-            return False
-        s = st.seen if pool == 'seen' else st.meas_est
-        m = len(s)
-        return bisect.bisect_left(s, est) > q * m + z * (m * q * (1 - q)) ** 0.5
+    """rule_guarded with the rank test's confidence margin z (rule_c_conf)."""
+    f = _guarded(ra, ka, kc, rg, pool, lambda s, est: _confidently_above(s, est, q, z))
     f.name = f'gconf ra={ra:g} ka={ka} q={q:g} z={z:g} kc={kc} rg={rg:g} {pool}'
     return f
 
