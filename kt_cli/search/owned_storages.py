@@ -224,6 +224,16 @@ def _replace_attrs(connection, table, trial_id: int, attrs: dict) -> None:
                                                   for key, text in attrs.items()])
 
 
+def _renew_heartbeats(connection, trial_ids: list[int]) -> None:
+    """A heartbeat of now (the database's clock) for each of `trial_ids`, replacing the one it had."""
+    import sqlalchemy
+
+    beat = models.TrialHeartbeatModel.__table__
+    connection.execute(sqlalchemy.delete(beat).where(beat.c.trial_id.in_(trial_ids)))
+    connection.execute(sqlalchemy.insert(beat).values(heartbeat=sqlalchemy.func.now()),
+                       [{"trial_id": trial_id} for trial_id in trial_ids])
+
+
 class CoreTrialReads(RDBStorage):
     """Trials read with SQLAlchemy Core instead of the ORM: the same FrozenTrials, built from rows.
     Optuna's cached storage reads every unfinished trial again at each look at the study (a budget
@@ -358,16 +368,11 @@ class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates,
         """The trial's first heartbeat and its owner record in one transaction (TrialKeeper's two)."""
         import json
 
-        import sqlalchemy
-
         from kt_cli.processes import this_process
-
-        beat = models.TrialHeartbeatModel.__table__
 
         def write() -> None:
             with self.engine.begin() as connection:
-                connection.execute(sqlalchemy.delete(beat).where(beat.c.trial_id == trial_id))
-                connection.execute(sqlalchemy.insert(beat).values(trial_id=trial_id, heartbeat=sqlalchemy.func.now()))
+                _renew_heartbeats(connection, [trial_id])
                 _replace_attrs(connection, models.TrialSystemAttributeModel.__table__, trial_id,
                                {OWNER: json.dumps(this_process())})
         again_when_locked(write)
@@ -375,15 +380,9 @@ class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates,
     def _beat_all(self, trial_ids: list[int]) -> None:
         """Every owned trial's heartbeat in one transaction (one each was about 0.3 write transactions a
         trial with four workers, each queueing for SQLite's one writer)."""
-        import sqlalchemy
-
-        beat = models.TrialHeartbeatModel.__table__
-
         def write() -> None:
             with self.engine.begin() as connection:
-                connection.execute(sqlalchemy.delete(beat).where(beat.c.trial_id.in_(trial_ids)))
-                connection.execute(sqlalchemy.insert(beat).values(heartbeat=sqlalchemy.func.now()),
-                                   [{"trial_id": trial_id} for trial_id in trial_ids])
+                _renew_heartbeats(connection, trial_ids)
         again_when_locked(write)
 
     def heartbeat_ages(self, study_id: int) -> dict[int, float]:
