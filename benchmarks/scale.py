@@ -3,7 +3,8 @@
     python benchmarks/scale.py                       # recipes/softmax.toml, 1 and 2 workers, 40 trials
     python benchmarks/scale.py --workers 1,2,4 --trials 80 --recipe recipes/matmul.toml
 
-Each run tunes a fresh study (its own SQLite file in a temporary directory) and the rate is read from
+Each run tunes a fresh study (its own SQLite file in a temporary directory, or with --storage journal a
+journal file) and the rate is read from
 the study itself: evaluated trials divided by the time from the first trial's start to the last one's
 end over all the recipe's studies (they run side by side), so the workers' start-up (importing torch
 and triton) is not counted; the wall time with start-up is printed beside it. Each run compiles into
@@ -31,13 +32,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
 
-def run_once(recipe: Path, workers: int, trials: int, target: str | None, cache: Path | None = None) -> dict:
+def run_once(recipe: Path, workers: int, trials: int, target: str | None, cache: Path | None = None,
+             kind: str = "sqlite") -> dict:
     import optuna
 
     from kt_cli.search.storage import evaluated, idle, open_storage
 
     with tempfile.TemporaryDirectory(prefix="kt-scale-bench-") as tmp:
-        storage = f"sqlite:///{tmp}/study.db"
+        storage = f"sqlite:///{tmp}/study.db" if kind == "sqlite" else f"{tmp}/study.log"
         cmd = [sys.executable, "-c", "from kt_cli.cli import main; main()", "tune", str(recipe),
                "--trials", str(trials), "--workers", str(workers), "--storage", storage, "--out", tmp]
         if target:
@@ -62,7 +64,8 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None, cache:
             busy = (max(t.datetime_complete for _, t in ran) - min(t.datetime_start for _, t in ran)).total_seconds()
         trials_done = len(ran)
         pairings = unpaired(Path(tmp))
-        return {"workers": workers, "trials": trials_done, "wall_s": wall, "unpaired": pairings, **nothing,
+        return {"workers": workers, "storage": kind, "trials": trials_done, "wall_s": wall, "unpaired": pairings,
+                **nothing,
                 "per_min": 60.0 * trials_done / busy if busy else float("nan"),
                 **middle_and_tail(sorted(t.datetime_complete.timestamp() for _, t in ran)),
                 "timeline": timeline(ran, started_at), "summary": done.stdout.strip().splitlines()[-3:],
@@ -143,6 +146,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=40, help="trials per target and problem")
     parser.add_argument("--target", help="tune only this target (default: the GPUs present)")
     parser.add_argument("--json", type=Path, help="append each run's row to this file (JSON lines) as it finishes")
+    parser.add_argument("--storage", choices=("sqlite", "journal"), default="sqlite",
+                        help="each run's study in a SQLite file (kt's default) or a journal file "
+                             "(--storage PATH.log)")
     parser.add_argument("--warm-cache", type=Path, help="one Triton cache for every run, filled by an untimed run first")
     args = parser.parse_args()
 
@@ -156,9 +162,9 @@ def main() -> None:
         raise SystemExit(f"--workers {max(counts)} needs {max(counts)} GPUs; this host has {len(present)}")
     rows = []
     if args.warm_cache:
-        run_once(args.recipe, 1, args.trials, args.target, args.warm_cache)
+        run_once(args.recipe, 1, args.trials, args.target, args.warm_cache, args.storage)
     for n in counts:
-        rows.append(run_once(args.recipe, n, args.trials, args.target, args.warm_cache))
+        rows.append(run_once(args.recipe, n, args.trials, args.target, args.warm_cache, args.storage))
         print(f"--workers {n}: { {k: v for k, v in rows[-1].items() if k != 'timeline'} }", flush=True)
         if args.json:
             with args.json.open("a") as out:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import sys
 import tempfile
 import threading
@@ -41,8 +42,10 @@ def _space(recipe_path: str):
 
 def _drive(url: str, recipe: str, studies: int, trials: int, in_flight: int, compile_s: float, device_s: float,
            seed: int, repair: bool) -> None:
+    import os
     import types
 
+    sys.setswitchinterval(float(os.environ.get("KT_EXP_SWITCH_S", "0.005")))
     from kt_cli.search.driver import StudyRun
     from kt_cli.search.fair_slots import FairSlots
     from kt_cli.search.storage import open_storage
@@ -73,7 +76,7 @@ def run(processes: int, args) -> dict:
     from kt_cli.search.storage import evaluated, idle, open_storage
 
     with tempfile.TemporaryDirectory(prefix="kt-search-scaling-") as tmp:
-        url = f"sqlite:///{tmp}/study.db"
+        url = f"{tmp}/study.log" if os.environ.get("KT_EXP_JOURNAL") else f"sqlite:///{tmp}/study.db"
         ctx = multiprocessing.get_context("spawn")
         procs = [ctx.Process(target=_drive, args=(url, args.recipe, args.studies, args.trials, args.in_flight, args.compile_s,
                                                   args.device_s, 1000 * i, not args.no_repair)) for i in range(processes)]
