@@ -439,55 +439,6 @@ def test_trials_read_without_the_orm_are_the_trials_optuna_reads(tmp_path, datab
         assert [t.distributions for t in ours] == [t.distributions for t in theirs]
 
 
-def test_a_look_reads_again_only_the_running_trials_that_changed_whoever_wrote_them(tmp_path):
-    """Each look at a study read every running trial again from six tables (with four workers about 64 of
-    them, most unchanged since the look before). In a SQLite database a look now reads the trials' versions
-    and reads in full only those that changed since this process read them: none when nothing changed,
-    the one another process (kt's, or Optuna's alone) wrote to, and what it returns is what Optuna reads."""
-    import sqlalchemy
-    from optuna.distributions import FloatDistribution
-    from optuna.storages import RDBStorage
-
-    url = f"sqlite:///{tmp_path}/s.db"
-    here, there = open_storage(url), open_storage(url)  # two processes' storages
-    theirs = optuna.load_study(study_name=optuna.create_study(study_name="s", storage=there).study_name,
-                               storage=there)
-    running, numbers = [], []
-    for n in range(12):
-        trial = theirs.ask({"x": FloatDistribution(0, 1), "y": FloatDistribution(0, 1)})
-        trial.set_user_attr("n", n)
-        there.write_deferred(trial._trial_id)
-        running.append(trial._trial_id)
-        numbers.append(trial.number)
-    finished = theirs.ask({"x": FloatDistribution(0, 1)})
-    theirs.tell(finished, 1.0)
-    study_id, last = theirs._study_id, finished._trial_id  # Optuna's cache asks for the unfinished and any later
-    params_reads = []
-
-    def count(conn, cursor, statement, parameters, context, executemany):
-        if "FROM trial_params" in statement:
-            params_reads.append(parameters)
-    sqlalchemy.event.listen(here.engine, "before_cursor_execute", count)
-
-    def look():
-        return here._get_trials(study_id, None, set(running), last)
-
-    first = look()
-    assert len(params_reads) == 1 and first == RDBStorage._get_trials(here, study_id, None, set(running), last)
-    params_reads.clear()
-    assert look() == first and params_reads == []  # nothing changed: no trial read again
-    there.set_trial_user_attr(running[3], "claim", "mine")
-    there.write_deferred(running[3])
-    theirs.tell(numbers[7], 0.5)
-    RDBStorage(url).set_trial_system_attr(running[9], "note", "optuna alone")  # no kt in this writer
-    changed = look()
-    assert len(params_reads) == 1 and sorted(params_reads[0]) == sorted([running[3], running[7], running[9]])
-    assert changed == RDBStorage._get_trials(here, study_id, None, set(running), last)
-    assert changed[3].user_attrs["claim"] == "mine" and changed[9].system_attrs["note"] == "optuna alone"
-    assert changed[7].state == optuna.trial.TrialState.COMPLETE
-    assert here.get_trial(running[3]).user_attrs["claim"] == "mine"
-
-
 def test_a_write_sqlite_refused_as_locked_is_run_again_and_lands_once(tmp_path, monkeypatch):
     """In write-ahead-log mode SQLite refuses at once a transaction that read and then writes after
     another connection committed (no busy wait helps): kt's storages run such a write again. Here the
@@ -576,15 +527,14 @@ def test_a_core_read_the_database_refuses_reads_every_trial_and_keeps_the_chosen
     import sqlalchemy.exc
     from optuna.storages import RDBStorage
 
-    from kt_cli.search import trial_reads
+    from kt_cli.search import owned_storages
 
     storage = open_storage(f"sqlite:///{tmp_path}/s.db")
-    storage.versioned = False  # the read every database gets (PostgreSQL, MySQL)
     study = optuna.create_study(study_name="s", storage=storage)
     study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=6)
     for _ in range(3):
         storage.write_deferred(study.ask({"x": optuna.distributions.FloatDistribution(0, 1)})._trial_id)
-    rows, asked = trial_reads._rows, []
+    rows, asked = owned_storages._rows, []
 
     def refusing(session, where):
         asked.append(where)
@@ -592,7 +542,7 @@ def test_a_core_read_the_database_refuses_reads_every_trial_and_keeps_the_chosen
             raise sqlalchemy.exc.OperationalError("SELECT", {}, Exception("too many SQL variables"))
         return rows(session, where)
 
-    monkeypatch.setattr(trial_reads, "_rows", refusing)
+    monkeypatch.setattr(owned_storages, "_rows", refusing)
     trials = RDBStorage._get_trials(storage, study._study_id, None, set(), -1)
     running = {t._trial_id for t in trials if not t.state.is_finished()}
     last = max(t._trial_id for t in trials if t.state.is_finished())

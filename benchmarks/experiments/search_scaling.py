@@ -68,9 +68,6 @@ def _drive(url: str, recipe: str, studies: int, trials: int, in_flight: int, com
     runs = [StudyRun(f"study{i}", store, problem, budget=trials, sampler="tpe", seed=seed + i, slots=slots)
             for i in range(studies)]
     _run_at_once(runs, [None] * studies, in_flight)
-    if os.environ.get("KT_EXP_CPU"):
-        t = os.times()
-        print(f"process {os.getpid()}: CPU {t.user + t.system:.1f} s", flush=True)
 
 
 def run(processes: int, args) -> dict:

@@ -44,14 +44,12 @@ def open_storage(url: str):
     from sqlalchemy.exc import SQLAlchemyError
 
     from kt_cli.search.owned_storages import KtRDBStorage
-    from kt_cli.search.trial_reads import track_versions
 
     for attempt in range(3):
         try:
             storage = KtRDBStorage(url, **kwargs)
             if url.startswith("sqlite:"):
                 _write_ahead(storage.engine)
-                storage.versioned = track_versions(storage.engine)
             return storage
         except SQLAlchemyError as exc:  # processes starting together race to create the tables
             if attempt == 2:
