@@ -7,6 +7,10 @@ many trials a minute; what they lose is the search layer's.
     python benchmarks/experiments/search_scaling.py --processes 1,2 --compile-s 1.5 --device-s 0.35 [--recipe R]
         [--in-flight N] [--no-repair]
 
+Environment: KT_EXP_JOURNAL=1 keeps the studies in a journal file instead of SQLite; KT_EXP_SWITCH_S sets
+each process's sys.setswitchinterval (Python's default 0.005 s); KT_EXP_CPU=1 prints each process's CPU
+seconds at its end.
+
 Prints, per process count: trials evaluated, their span, trials/min, per trial the mean wall and
 the search's own phases (search.ask, search.turn), and the trials that evaluated nothing (a point
 already evaluated answered as a duplicate, a point or budget unit taken by another trial skipped).
@@ -42,7 +46,6 @@ def _space(recipe_path: str):
 
 def _drive(url: str, recipe: str, studies: int, trials: int, in_flight: int, compile_s: float, device_s: float,
            seed: int, repair: bool) -> None:
-    import os
     import types
 
     sys.setswitchinterval(float(os.environ.get("KT_EXP_SWITCH_S", "0.005")))
@@ -68,6 +71,9 @@ def _drive(url: str, recipe: str, studies: int, trials: int, in_flight: int, com
     runs = [StudyRun(f"study{i}", store, problem, budget=trials, sampler="tpe", seed=seed + i, slots=slots)
             for i in range(studies)]
     _run_at_once(runs, [None] * studies, in_flight)
+    if os.environ.get("KT_EXP_CPU"):
+        t = os.times()
+        print(f"process {os.getpid()}: CPU {t.user + t.system:.1f} s", flush=True)
 
 
 def run(processes: int, args) -> dict:
