@@ -134,8 +134,17 @@ def timeline(trials: list, started_at: float) -> list:
                      "pid": t.user_attrs.get("pid"), "start": t.datetime_start.timestamp() - started_at,
                      "end": t.datetime_complete.timestamp() - started_at,
                      "kind": result.get("failure_kind"), "phases": result.get("phase_seconds", {}),
-                     "evaluator_s": result.get("seconds")})  # the evaluator's wall: the rest is the search's
+                     "evaluator_s": result.get("seconds"),  # the evaluator's wall: the rest is the search's
+                     "timing": timing_stats(result.get("stats") or {})})
     return sorted(rows, key=lambda r: r["start"])
+
+
+def timing_stats(stats: dict) -> dict:
+    """What says whether a timed candidate's samples were many, spread or throttled: its calls, the
+    median and interval of its own samples, the method, whether the timer reached its target interval
+    and whether the device reported throttling (empty where it was not timed)."""
+    keys = ("calls", "median", "ci_low", "ci_high", "method", "precise", "raced_out", "throttled")
+    return {k: stats[k] for k in keys if k in stats}
 
 
 def main() -> None:
