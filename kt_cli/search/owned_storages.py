@@ -234,6 +234,17 @@ def _renew_heartbeats(connection, trial_ids: list[int]) -> None:
                        [{"trial_id": trial_id} for trial_id in trial_ids])
 
 
+def _write_owner(connection, trial_id: int) -> None:
+    """This process as the trial's owner (its OWNER system attribute) and the trial's first heartbeat."""
+    import json
+
+    from kt_cli.processes import this_process
+
+    _renew_heartbeats(connection, [trial_id])
+    _replace_attrs(connection, models.TrialSystemAttributeModel.__table__, trial_id,
+                   {OWNER: json.dumps(this_process())})
+
+
 class CoreTrialReads(RDBStorage):
     """Trials read with SQLAlchemy Core instead of the ORM: the same FrozenTrials, built from rows.
     Optuna's cached storage reads every unfinished trial again at each look at the study (a budget
@@ -355,26 +366,16 @@ class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates,
         (Optuna's): one write transaction a trial fewer, where the processes of a host queue for SQLite's
         one writer (with four workers a write transaction took 55-88 ms, each of six a trial;
         docs/performance.md, twenty-first session)."""
-        from kt_cli.processes import this_process
-
         trial = super()._get_prepared_new_trial(study_id, template_trial, session)
         if template_trial is None:
-            session.add(models.TrialHeartbeatModel(trial_id=trial.trial_id))
-            self._set_trial_attr_without_commit(session, models.TrialSystemAttributeModel, trial.trial_id, OWNER,
-                                                this_process())
+            _write_owner(session.connection(), trial.trial_id)
         return trial
 
     def _record_owner(self, trial_id: int) -> None:
         """The trial's first heartbeat and its owner record in one transaction (TrialKeeper's two)."""
-        import json
-
-        from kt_cli.processes import this_process
-
         def write() -> None:
             with self.engine.begin() as connection:
-                _renew_heartbeats(connection, [trial_id])
-                _replace_attrs(connection, models.TrialSystemAttributeModel.__table__, trial_id,
-                               {OWNER: json.dumps(this_process())})
+                _write_owner(connection, trial_id)
         again_when_locked(write)
 
     def _beat_all(self, trial_ids: list[int]) -> None:
