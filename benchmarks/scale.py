@@ -10,8 +10,9 @@ workers' start-up (importing torch and triton) is not counted; the wall time wit
 beside it. Each run compiles into a Triton cache of its own, so a later run does not find an earlier
 one's binaries; with --warm-cache DIR every run compiles into DIR instead, after one untimed run of the
 recipe has filled it (Triton's compiles are then cache hits). The goal: 2 workers on 2 GPUs reach at
-least 1.8x the trials per minute of one. Beside the rate: the trials that evaluated nothing (a point evaluated before, answered as a
-duplicate; a point or the budget's last units taken by another trial, skipped).
+least 1.8x the trials per minute of one. Beside the rate: the trials that evaluated nothing (a point
+evaluated before, answered as a duplicate; a point or the budget's last units taken by another trial,
+skipped).
 With --json FILE, each run's row is appended to FILE as it finishes.
 """
 
