@@ -44,7 +44,8 @@ def main() -> None:
             g = worker_gaps(path)
             if g:
                 print(f"{folder} {os.path.basename(path)} {g['kind']}: {g['requests']} requests, "
-                      f"busy {g['busy_s']:.1f} of {g['span_s']:.1f} s ({g['busy_s'] / g['span_s']:.0%}); {g['short']} short gaps, "
+                      f"busy {g['busy_s']:.1f} of {g['span_s']:.1f} s ({g['busy_s'] / g['span_s']:.0%}); "
+                      f"{g['short']} short gaps, "
                       f"{g['short_s']:.2f} s (mean {1000 * g['short_s'] / max(1, g['short']):.1f} ms, median "
                       f"{1000 * g['short_median_s']:.1f} ms); long gaps {g['long_s']:.1f} s")
 
