@@ -37,10 +37,23 @@ TILES = [(128, 256, 64, 8, 3, 8, 0), (128, 128, 64, 4, 4, 8, 0), (128, 128, 64, 
          (128, 128, 64, 4, 4, 1, 0), (128, 64, 64, 4, 4, 1, 0), (128, 256, 64, 8, 3, 8, 1),
          (128, 128, 64, 8, 4, 8, 1), (64, 128, 64, 4, 4, 8, 1)]
 STREAM_PER_UNIT = (1, 2, 4, 8, 16)
+# attention (the library's Triton kernel): shapes of recipes/attention.toml and a full D64 one
+ATTENTION_SHAPES = [dict(B=4, H=32, H_KV=32, S=4096, D=128, CAUSAL=1), dict(B=4, H=32, H_KV=32, S=4096, D=128),
+                    dict(B=4, H=32, H_KV=32, S=4096, D=64, CAUSAL=1), dict(B=8, H=16, H_KV=4, S=4096, D=64)]
+# BLOCK_M, BLOCK_N, num_warps, num_stages, TMA
+ATTENTION_TILES = [(128, 64, 4, 2, 0), (128, 64, 8, 3, 0), (128, 128, 8, 2, 0), (64, 64, 4, 3, 0), (64, 32, 4, 2, 0),
+                   (128, 64, 4, 2, 1), (128, 128, 8, 3, 1), (256, 64, 8, 2, 1)]
 
 
-def cases():
+def cases(kernel="matmul"):
     """(name, params or None, shape) in launch order."""
+    if kernel == "attention":
+        for shape in ATTENTION_SHAPES:
+            yield "sdpa", None, shape
+            for bm, bn, warps, stages, tma in ATTENTION_TILES:
+                yield "attention", dict(BLOCK_M=bm, BLOCK_N=bn, TMA=tma, GLUON=0, num_warps=warps,
+                                        num_stages=stages), shape
+        return
     for shape in SHAPES:
         yield "cublas", None, shape
         for bm, bn, bk, warps, stages, group, tma in TILES:
@@ -65,6 +78,15 @@ def launcher(name, params, shape, units, l2_bytes):
         out = torch.empty(programs * BLOCK, dtype=torch.float32, device="cuda")
         return (lambda: stream_read[(programs,)](x, out, n, region - n, BLOCK=BLOCK, num_warps=WARPS, num_stages=1),
                 programs * n * 4)
+    if name in ("sdpa", "attention"):
+        from kt_cli.kernel import Tensors
+
+        tmpl = template("attention")
+        inputs = tmpl.make_inputs(shape, torch.bfloat16, Tensors("cuda", 0))
+        if name == "sdpa":
+            return (lambda: tmpl.baseline(inputs)), 0
+        bound = Bound(tmpl, {"num_warps": params["num_warps"]})
+        return (lambda: tmpl.launch(bound, inputs, params)), 0
     m, n, k = shape
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
@@ -77,7 +99,7 @@ def launcher(name, params, shape, units, l2_bytes):
     return (lambda: tmpl.launch(bound, {"a": a, "b": b, "c": c}, launch_params)), 0
 
 
-def run(profile: bool, json_path: str | None):
+def run(profile: bool, json_path: str | None, kernel: str = "matmul"):
     import torch
 
     from common import time_ms
@@ -85,7 +107,7 @@ def run(profile: bool, json_path: str | None):
     props = torch.cuda.get_device_properties(0)
     units, l2 = props.multi_processor_count, props.L2_cache_size
     rows = []
-    for index, (name, params, shape) in enumerate(cases()):
+    for index, (name, params, shape) in enumerate(cases(kernel)):
         row = {"index": index, "name": name, "params": params, "shape": shape}
         try:
             fn, moved = launcher(name, params, shape, units, l2)
@@ -135,6 +157,7 @@ def main():
     parser.add_argument("--json")
     parser.add_argument("--profile", action="store_true", help="one launch of each case between profiler start/stop")
     parser.add_argument("--metrics", action="store_true", help="print the metrics for ncu --metrics")
+    parser.add_argument("--kernel", default="matmul", choices=("matmul", "attention"))
     parser.add_argument("--join", nargs=2, metavar=("ROWS_JSON", "NCU_CSV"))
     args = parser.parse_args()
     if args.metrics:
@@ -142,7 +165,7 @@ def main():
     elif args.join:
         print(json.dumps(join(*args.join), indent=1))
     else:
-        run(args.profile, args.json)
+        run(args.profile, args.json, args.kernel)
 
 
 if __name__ == "__main__":
