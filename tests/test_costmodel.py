@@ -76,6 +76,26 @@ def test_a_lone_warpgroup_between_its_mma_passes_leaves_the_tensor_cores_idle():
     assert seconds(gemm, resources(threads=128, per_unit=1, shared=200 * 1024), programs=132, mix=long) < one
 
 
+def test_a_skinny_gemms_tile_rereads_hit_l2_because_its_wave_shares_each_pass():
+    # 768x8192x8192 bf16 on 128x256 tiles, one program of two warpgroups a unit: whole tiles of one wave
+    # would hold 109 MB, past the H100's 50 MB L2, but programs sharing A's rows and B's columns read them
+    # at about the same K step: Nsight Compute counted its unique 159 MB read from DRAM once (H200,
+    # results/s33/call1). With its main loop read from the code the re-reads cost no DRAM time; without
+    # it, the model charges them as misses.
+    m, n, k = 768, 8192, 8192
+    unique = 2 * (m * k + k * n + m * n)
+    gemm = Work(flops=2 * m * n * k, unique_bytes=unique, requested_bytes=2 * (m * k * n / 256 + k * n * m / 128)
+                + 2 * m * n, items=(m // 128) * (n // 256), written_bytes=2 * m * n)
+    res = resources(threads=256, per_unit=1, shared=200 * 1024)
+    mix = {"mma": 8, "mma_warpgroup": 8, "async_copy": 8, "loop_instructions": 120, "loop_mmas": 8,
+           "loop_mma_flops": 8 * 2 * 64 * 256 * 16, "mma_group_warps": 4}
+    terms = estimate_seconds(gemm, "bfloat16", H100.peaks, H100.properties, res, 192, 1, mix)
+    blind = estimate_seconds(gemm, "bfloat16", H100.peaks, H100.properties, res, 192, 1,
+                             {k: v for k, v in mix.items() if not k.startswith(("loop_", "mma_group"))})
+    assert terms["bound"] != "dram" and blind["bound"] == "dram"
+    assert blind["dram_s"] > 3 * terms["dram_s"] and blind["seconds"] > 1.5 * terms["seconds"]
+
+
 def test_a_program_walking_its_rows_one_after_another_has_one_rows_loads_in_flight():
     # 32768 rows of 4096 bf16 (a row kernel, read once, written once), 8 rows a program on 16 warps: its
     # static loads span 48 KB (a masked 8192-wide block, weights read after the reduction), but a row ends

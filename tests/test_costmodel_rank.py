@@ -64,6 +64,14 @@ FRESH = {
     # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
     # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
     # 4096^3 and 8192^3 down) while it raised every other run's (docs/costmodel.md)
+    # the library's matmul (14 tiles on five shapes) and Triton attention (8 tiles on four shapes) on an H200
+    # (2026-11-28, twenty-third session, results/s33/call1-2), each point one launch under Nsight Compute
+    # (cold caches), its counters kept in the record ("ncu": L2 sectors looked up, bytes the SMs received
+    # from L2, DRAM bytes), calibrated in the same call: the ground truth for the model's traffic terms. The
+    # attention problems rank poorly (causal D128 rho -0.29 over 8 points: the spilling and TMA configs)
+    "s33": (RESULTS / "rank_fresh_h200_s33.jsonl", RESULTS / "calibrate_h200_s33.json", 9,
+            {"rho_median": 0.78, "rho_worst": -0.35, "winner_within_10pct": 0.88, "top8_recall": 1.0,
+             "error_median": 0.2, "ties": 8}),
     "s15": (RESULTS / "rank_fresh_h100_s15.jsonl", None, 3,
             {"rho_median": 0.48, "rho_worst": 0.45, "winner_within_10pct": 0.0, "top8_recall": 0.66,
              "error_median": 0.14, "ties": 1050}),

@@ -113,18 +113,37 @@ def mma_issue_factor(mix: dict, warps_per_unit: int, unit_rate: float, clock: fl
     return max(1.0, (1.0 + other_s / mma_s) / groups)
 
 
-def dram_traffic(work: Work, resources, properties: dict, programs: int, active: int, resident: int) -> float:
+def dram_traffic(work: Work, resources, properties: dict, programs: int, active: int, resident: int,
+                 mix: dict | None = None) -> float:
     """The bytes a call moves to and from DRAM: the unique bytes, spills (stored and loaded again), and
     the bytes read again (a second pass over a row, a tile re-read) that miss L2. Re-reads hit L2 while
     what the resident programs hold fits in it; past that, the share that does not fit comes from DRAM
     again. A program holds one piece of work at a time: a persistent kernel's programs walk through
-    many tiles."""
+    many tiles; and a program with an MMA main loop holds one pass of it (main_loop_passes)."""
     spill = 2.0 * resources.spill_bytes * max(1, resources.threads) * programs
     reread = max(0.0, work.requested_bytes - work.unique_bytes)
-    working_set = active * resident * work.unique_bytes / max(programs, work.items)
+    warp = int(properties.get("warp_size", 32))
+    held = work.unique_bytes / max(programs, work.items) / main_loop_passes(work, resources, programs, mix or {}, warp)
+    working_set = active * resident * held
     l2_capacity = properties.get("l2_bytes") or 0
     miss = max(0.0, 1.0 - l2_capacity / working_set) if working_set else 0.0
     return work.unique_bytes + spill + miss * reread
+
+
+def main_loop_passes(work: Work, resources, programs: int, mix: dict, warp_size: int = 32) -> float:
+    """How many passes a program's MMA main loop makes over one piece of work (a GEMM's K steps): its
+    FLOPs over what one pass of each warp group's MMAs does (vendor.innermost_mma_loop), 1 without
+    such a loop. Programs that share operands (a GEMM's tiles of one row or column, attention's query
+    blocks of one head) read them at about the same pass, so a re-read finds what another program of the
+    wave fetched a few passes before: what must fit in L2 is the wave's bytes of a pass, not of its
+    whole tiles. Nsight Compute on an H200 (2026-11-28, benchmarks/results/s33/call1): a 768x8192x8192
+    bf16 GEMM reads its 159 MB of unique bytes from DRAM once at every tile shape, where holding whole
+    tiles would put its 128x256 wave at 109 MB, past the 50 MB L2, and charge 566 MB of re-reads."""
+    flops, group = mix.get("loop_mma_flops"), mix.get("mma_group_warps")
+    if not (flops and group):
+        return 1.0
+    groups = max(1, max(1, resources.threads) // (group * warp_size))
+    return max(1.0, work.flops / max(programs, work.items) / (flops * groups))
 
 
 def dram_in_flight(work: Work, in_flight: float, resident: int, programs: int, loaded: float) -> float:
@@ -159,7 +178,7 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     dram_bw = peaks.get("dram_bytes_per_s", 1e12) * _prop(properties, "dram_attainable")
     l2_bw = properties.get("l2_bytes_per_s") or dram_bw * _prop(properties, "l2_bytes_per_s_per_dram")
     written = min(work.written_bytes, work.unique_bytes)
-    dram_bytes = dram_traffic(work, resources, properties, programs, active, resident)
+    dram_bytes = dram_traffic(work, resources, properties, programs, active, resident, mix)
     # Loads wait for their data: they move at most the bytes in flight per latency (Little's law).
     # Stores are posted (nothing waits on them): the outputs written take only their share of the bandwidth.
     dram_rate = dram_in_flight(work, in_flight, resident, programs, dram_bytes - written) / (
