@@ -58,6 +58,8 @@ def estimate(record: dict) -> dict:
         work["items"] = work_items(record)
     if "written_bytes" not in work:
         work["written_bytes"] = written_bytes(record)
+    if "lockstep_bytes" not in work:  # stored before kt recorded them: from today's module
+        work["lockstep_bytes"], work["stages"] = declared(record, "lockstep_reads"), declared(record, "pipeline_stages")
     work = Work(**work)
     return estimate_seconds(work, record["dtype"], peaks, target.properties, Resources(**f["resources"]),
                             f["programs"], f["launches"], f["instructions"])
@@ -75,6 +77,13 @@ def work_items(record: dict) -> float:
     """The kernel module's work_items for a stored point recorded without them (0: none)."""
     kernel = _module(record["kernel"])
     return kernel.work_items(record["shape"], record["dtype"], record["params"]) if kernel else 0.0
+
+
+def declared(record: dict, what: str) -> float:
+    """What the kernel module declares for a stored point (Kernel.lockstep_reads, pipeline_stages), 0 where
+    it says nothing."""
+    kernel = _module(record["kernel"])
+    return getattr(kernel, what)(record["shape"], record["dtype"], record["params"]) if kernel else 0.0
 
 
 def written_bytes(record: dict) -> float:

@@ -316,6 +316,17 @@ class Kernel:
         per-step barrier), for the cost model; 0 when the module does not say."""
         return self._count_at_point("grid_syncs", shape, dtype, params)
 
+    def lockstep_reads(self, shape: dict, dtype: str, params: dict) -> float:
+        """Bytes of the traffic that programs of one wave re-read from the same tiles at the same step (a
+        GEMM's tiles of one row or column of C, read at the same K step), which an L2 may serve from one
+        lookup for several requesters, for the cost model; 0 when the module does not say."""
+        return self._count_at_point("lockstep_reads", shape, dtype, params)
+
+    def pipeline_stages(self, shape: dict, dtype: str, params: dict) -> float:
+        """Shared-memory stages the kernel's main loop rotates through (one read while the others load),
+        where they are all its shared memory, for the cost model; 0 when the module does not say."""
+        return self._count_at_point("pipeline_stages", shape, dtype, params)
+
     def _count_at_point(self, what: str, shape: dict, dtype: str, params: dict) -> float:
         """The module's `what`(shape, dtype, params) as a number, 0 where the module has none."""
         fn = self.fn(what)

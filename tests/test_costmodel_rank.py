@@ -24,6 +24,12 @@ FLOORS = {"rho_median": 0.6, "rho_worst": 0.34, "winner_within_10pct": 0.72, "to
 # 59%, 598 and 1230 ties.
 
 
+# Twenty-third session (2026-11-28): the matmul module's lockstep re-reads (L2 lookups a byte measured by
+# Nsight Compute) and pipeline stages (the stage being read is not in flight) moved these floors: ties fell
+# on every matmul run (s14 333 -> 69, s15 1023 -> 587, s18 33 -> 10, s28 39 -> 20, s8 25 -> 7), worst rho
+# rose (s14 0.51 -> 0.68, s15 0.48 -> 0.56, s18 0.50 -> 0.64), s28's winner 78% -> 89% and error 26% ->
+# 15%; s9's and s18's winner fell 92% -> 83% and 56% -> 44% (one problem each, its top estimates within 6%
+# of each other: a tie broken luckily before) and s8's rho median 0.82 -> 0.79 (docs/costmodel.md).
 # Fresh H100 runs scored with the constants `kt devices --calibrate` measured in the same run: the way
 # kt estimates on a calibrated device. s9: random (not searched) points of 12 problems, lstm's a kernel
 # the model was never developed on; s8: the points of measured searches of softmax, matmul and attention.
@@ -31,21 +37,21 @@ FLOORS = {"rho_median": 0.6, "rho_worst": 0.34, "winner_within_10pct": 0.72, "to
 RESULTS = ROOT / "benchmarks" / "results"
 FRESH = {
     "s9": (RESULTS / "rank_fresh_h100_s9.jsonl", RESULTS / "calibrate_h100_s9.json", 12,
-           {"rho_median": 0.87, "rho_worst": -0.25, "winner_within_10pct": 0.9, "top8_recall": 1.0,
-            "error_median": 0.2, "ties": 26}),
+           {"rho_median": 0.87, "rho_worst": -0.25, "winner_within_10pct": 0.8, "top8_recall": 1.0,
+            "error_median": 0.17, "ties": 23}),
     "s8": (RESULTS / "rank_fresh_h100_s8.jsonl", RESULTS / "calibrate_h100_s8.json", 8,
-           {"rho_median": 0.8, "rho_worst": 0.65, "winner_within_10pct": 0.74, "top8_recall": 1.0,
-            "error_median": 0.17, "ties": 27}),
+           {"rho_median": 0.77, "rho_worst": 0.65, "winner_within_10pct": 0.74, "top8_recall": 1.0,
+            "error_median": 0.15, "ties": 9}),
     # three measured matmul searches on an H200 (2026-11-26, results/s14/final), not calibrated: the
     # model misses most targets there (docs/costmodel.md), these floors only keep it from getting worse
     "s14": (RESULTS / "rank_fresh_h200_s14.jsonl", None, 3,
-            {"rho_median": 0.58, "rho_worst": 0.5, "winner_within_10pct": 0.33, "top8_recall": 0.66,
-             "error_median": 0.12, "ties": 345}),
+            {"rho_median": 0.78, "rho_worst": 0.66, "winner_within_10pct": 0.33, "top8_recall": 0.66,
+             "error_median": 0.14, "ties": 75}),
     # random points of matmul, attention and lstm on an H100 (2026-11-26, seventh session), calibrated
     # in the same call, measured after the MMA issue factor was built: never developed or fitted on
     "s18": (RESULTS / "rank_fresh_h100_s18.jsonl", RESULTS / "calibrate_h100_s18b.json", 9,
-            {"rho_median": 0.76, "rho_worst": 0.48, "winner_within_10pct": 0.55, "top8_recall": 1.0,
-             "error_median": 0.28, "ties": 36}),
+            {"rho_median": 0.76, "rho_worst": 0.62, "winner_within_10pct": 0.42, "top8_recall": 1.0,
+             "error_median": 0.2, "ties": 12}),
     # random points of nine memory-bound and step kernels on an H100 (2026-11-27, sixteenth session,
     # results/s27), calibrated in the same call, each value a candidate's ratio to its baseline timed
     # beside it: the model was neither developed nor fitted on them (axpy's and gemv's configs lie within a
@@ -59,8 +65,8 @@ FRESH = {
     # random points timed fully beside their baselines, calibrated in the same call; scored once the model
     # was fixed, before any change was tried on it
     "s28": (RESULTS / "rank_fresh_h100_s28.jsonl", RESULTS / "calibrate_h100_s28.json", 9,
-            {"rho_median": 0.76, "rho_worst": 0.45, "winner_within_10pct": 0.75, "top8_recall": 1.0,
-             "error_median": 0.28, "ties": 42}),
+            {"rho_median": 0.76, "rho_worst": 0.45, "winner_within_10pct": 0.85, "top8_recall": 1.0,
+             "error_median": 0.16, "ties": 22}),
     # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
     # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
     # 4096^3 and 8192^3 down) while it raised every other run's (docs/costmodel.md)
@@ -71,10 +77,10 @@ FRESH = {
     # attention problems rank poorly (causal D128 rho -0.29 over 8 points: the spilling and TMA configs)
     "s33": (RESULTS / "rank_fresh_h200_s33.jsonl", RESULTS / "calibrate_h200_s33.json", 9,
             {"rho_median": 0.78, "rho_worst": -0.35, "winner_within_10pct": 0.88, "top8_recall": 1.0,
-             "error_median": 0.2, "ties": 8}),
+             "error_median": 0.18, "ties": 5}),
     "s15": (RESULTS / "rank_fresh_h100_s15.jsonl", None, 3,
-            {"rho_median": 0.48, "rho_worst": 0.45, "winner_within_10pct": 0.0, "top8_recall": 0.66,
-             "error_median": 0.14, "ties": 1050}),
+            {"rho_median": 0.56, "rho_worst": 0.54, "winner_within_10pct": 0.33, "top8_recall": 0.66,
+             "error_median": 0.19, "ties": 600}),
 }
 
 

@@ -41,12 +41,18 @@ DEVICES = {
 # - dram_attainable / math_attainable: the fraction of the datasheet's DRAM bandwidth a streaming
 #   copy and of the bf16 peak cuBLAS reach (copy ~90%; large GEMMs ~70-80% on H100 SXM at its
 #   sustained clock).
+# - l2_lockstep_lookups: L2 lookups per byte of the re-reads programs make of the same tiles at the same
+#   step (a kernel's declared `lockstep_reads`): the L2 serves requests for a sector that arrive together
+#   from one lookup. Nsight Compute on an H200 (2026-11-28, benchmarks/results/s33/call1), the library's
+#   bf16 GEMMs whose L2 was at least 80% busy: (sectors looked up - the unique bytes' sectors) / (bytes the
+#   SMs received - unique bytes), median 0.79 (0.62-0.92 over 22 tiles and shapes). Not measured elsewhere:
+#   other archs read every byte as a lookup (1.0).
 _LATENCY = {"dram_latency_s": 800e-9, "l2_latency_s": 300e-9}
 MODEL = {
     "sm_80": {**_LATENCY, "clock_hz": 1.41e9, "mma_fraction_warp": 1.0, "dram_attainable": 0.9, "math_attainable": 0.8},
     "sm_89": {**_LATENCY, "clock_hz": 2.52e9, "mma_fraction_warp": 1.0, "dram_attainable": 0.9, "math_attainable": 0.8},
     "sm_90": {**_LATENCY, "clock_hz": 1.755e9, "mma_fraction_warp": 0.65, "mma_fraction_warpgroup": 1.0,
-              "dram_attainable": 0.9, "math_attainable": 0.75},
+              "dram_attainable": 0.9, "math_attainable": 0.75, "l2_lockstep_lookups": 0.79},
     "sm_100": {**_LATENCY, "clock_hz": 1.965e9, "mma_fraction_warp": 0.5, "mma_fraction_warpgroup": 1.0,
                "dram_attainable": 0.9, "math_attainable": 0.75},
 }

@@ -44,7 +44,9 @@ DEFAULTS = {"dram_latency_s": 800e-9, "l2_latency_s": 300e-9, "l2_bytes_per_s_pe
             # cycles between two dependent integer/FP32 instructions of one warp: 4 on Volta and Turing
             # (Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", 2018, and
             # the Turing sequel, 2019); the chain a lone warpgroup runs between two passes of its MMAs
-            "dependent_issue_cycles": 4}
+            "dependent_issue_cycles": 4,
+            # L2 lookups per byte of lockstep re-reads (Work.lockstep_bytes): 1, each byte looked up
+            "l2_lockstep_lookups": 1.0}
 # Terms overlap imperfectly: the time is their OVERLAP-norm (a large value: the slowest term alone).
 OVERLAP = 8.0
 GRID_SYNC_L2_TRIPS = 3  # L2 round trips on the critical path of one grid-wide barrier (module docstring)
@@ -54,8 +56,11 @@ GRID_SYNC_L2_TRIPS = 3  # L2 round trips on the critical path of one grid-wide b
 class Work:
     """What one call must do: FLOPs, the problem's unique bytes, the bytes the programs request, the
     independent pieces of work (output tiles) the programs share out (0: one per program), how many
-    of the unique bytes are outputs written (0: not known; every byte is then charged as a load), and
-    how many times the programs wait for each other across the grid."""
+    of the unique bytes are outputs written (0: not known; every byte is then charged as a load), how
+    many times the programs wait for each other across the grid, how many of the requested bytes are
+    re-reads that programs of a wave make of the same tiles at the same step (0: none said), and how
+    many shared-memory stages the main loop rotates through, one read while the others load (0: not
+    said; the whole shared memory is then taken as in flight)."""
 
     flops: float
     unique_bytes: float
@@ -63,16 +68,21 @@ class Work:
     items: float = 0.0
     written_bytes: float = 0.0
     grid_syncs: float = 0.0
+    lockstep_bytes: float = 0.0
+    stages: float = 0.0
 
 
-def bytes_in_flight(resources, mix: dict) -> float:
+def bytes_in_flight(resources, mix: dict, stages: float = 0.0) -> float:
     """Bytes one program has requested and not yet received, at most (see the module docstring): the
     most its loads ask for between two reductions across its warps (where its warps wait on each
-    other, as a row's sum does: loads after it are not issued before it), else all its static loads."""
+    other, as a row's sum does: loads after it are not issued before it), else all its static loads.
+    A kernel staging tiles through shared memory has its shared memory in flight, all but the stage
+    being read where it says how many stages its main loop rotates through."""
     threads = max(1, resources.threads)
     loads = (mix.get("load_bytes_largest_phase") or mix.get("global_load_bytes", 0)) * threads
     if mix.get("async_copy") or mix.get("tma"):
-        loads = max(loads, resources.shared_bytes)
+        loading = (stages - 1) / stages if stages > 1 else 1.0
+        loads = max(loads, resources.shared_bytes * loading)
     return float(loads or 16 * threads)  # no mix read: one 16-byte load a thread
 
 
@@ -111,6 +121,16 @@ def mma_issue_factor(mix: dict, warps_per_unit: int, unit_rate: float, clock: fl
     other_s = (instructions - mix.get("loop_mmas", 0)) * _prop(properties, "dependent_issue_cycles") / clock
     groups = max(1, warps_per_unit // group)
     return max(1.0, (1.0 + other_s / mma_s) / groups)
+
+
+def l2_lookups(work: Work, properties: dict) -> float:
+    """The bytes the L2 looks up: every requested byte, except that of the re-reads programs of a wave make
+    of the same tiles at the same step (Work.lockstep_bytes), the L2 serves requests that arrive together
+    from one lookup: `l2_lockstep_lookups` a byte (the target's table, measured by Nsight Compute). Each
+    program still waits for its own bytes: the latency term keeps them all."""
+    requested = max(work.requested_bytes, work.unique_bytes)
+    lockstep = min(work.lockstep_bytes, requested - work.unique_bytes)
+    return requested - (1.0 - _prop(properties, "l2_lockstep_lookups")) * lockstep
 
 
 def dram_traffic(work: Work, resources, properties: dict, programs: int, active: int, resident: int,
@@ -165,7 +185,7 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     per_unit = math.ceil(programs / units)  # programs the busiest unit works through
     active = min(programs, units)
     resident = max(1, min(resources.programs_per_unit or 1, per_unit))
-    in_flight = resident * bytes_in_flight(resources, mix)
+    in_flight = resident * bytes_in_flight(resources, mix, work.stages)
     warps = max(1, resources.threads) / int(properties.get("warp_size", 32))  # of one program
     schedulers = _prop(properties, "schedulers_per_unit")
     clock = _prop(properties, "clock_hz")
@@ -195,7 +215,8 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
 
     requested = max(work.requested_bytes, work.unique_bytes)
     dram_s = per_unit * max((dram_bytes - written) / dram_rate, dram_bytes / (dram_bw / active)) / programs
-    l2_s = per_unit * max((requested - written) / l2_rate, requested / (l2_bw / active)) / programs
+    lookups = l2_lookups(work, properties)
+    l2_s = per_unit * max((lookups - written) / l2_rate, lookups / (l2_bw / active)) / programs
     issue_factor = mma_issue_factor(mix, resident * max(1, int(warps)), peak * _prop(properties, "math_attainable") / units,
                                     clock, properties)
     math_s = per_unit * work.flops / programs / math_rate * issue_factor

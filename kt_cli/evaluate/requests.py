@@ -263,7 +263,9 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
                           kernel.work_items(candidate.shape, candidate.dtype, candidate.params),
                           _written_bytes(kernel, candidate.shape, candidate.dtype) if written_bytes is None
                           else written_bytes,
-                          kernel.grid_syncs(candidate.shape, candidate.dtype, candidate.params))
+                          kernel.grid_syncs(candidate.shape, candidate.dtype, candidate.params),
+                          kernel.lockstep_reads(candidate.shape, candidate.dtype, candidate.params),
+                          kernel.pipeline_stages(candidate.shape, candidate.dtype, candidate.params))
     result["work"] = asdict(work)
     result["estimate"] = costmodel.estimate_seconds(work, candidate.dtype, target.peaks, target.properties,
                                                     resources, main.programs, len(launches), instructions)

@@ -909,6 +909,20 @@ def traffic(shape, dtype, params):
     return reads * dtype.itemsize + m * n * _out_dtype(dtype).itemsize + partials
 
 
+def lockstep_reads(shape, dtype, params):
+    """The tile re-reads (every read of an A or B tile after its first): programs of one wave, grouped
+    GROUP_M rows at a time, read a row's A tiles and a column's B tiles at the same K step."""
+    m, n, k = shape["M"], shape["N"], shape["K"]
+    rereads = m * k * (triton.cdiv(n, params["BLOCK_N"]) - 1) + k * n * (triton.cdiv(m, params["BLOCK_M"]) - 1)
+    return rereads * dtype.itemsize
+
+
+def pipeline_stages(shape, dtype, params):
+    """The K loop's ring of A and B tiles in shared memory: num_stages (Triton's pipeliner, the Gluon
+    kernels' rings)."""
+    return params.get("num_stages", 0)
+
+
 def work_items(shape, dtype, params):
     """Output tiles (times the K splits): a persistent grid's programs walk through them."""
     tiles = triton.cdiv(shape["M"], params["BLOCK_M"]) * triton.cdiv(shape["N"], params["BLOCK_N"])
