@@ -79,8 +79,8 @@ def test_a_lone_warpgroup_between_its_mma_passes_leaves_the_tensor_cores_idle():
 def test_a_skinny_gemms_tile_rereads_hit_l2_because_its_wave_shares_each_pass():
     # 768x8192x8192 bf16 on 128x256 tiles, one program of two warpgroups a unit: whole tiles of one wave
     # would hold 109 MB, past the H100's 50 MB L2, but programs sharing A's rows and B's columns read them
-    # at about the same K step: Nsight Compute counted its unique 159 MB read from DRAM once (H200,
-    # results/s33/call1). With its main loop read from the code the re-reads cost no DRAM time; without
+    # at about the same K step: Nsight Compute counted 159 MB read from DRAM for its 147 MB of operands
+    # (H200, results/s33/call1). With its main loop read from the code the re-reads cost no DRAM time; without
     # it, the model charges them as misses.
     m, n, k = 768, 8192, 8192
     unique = 2 * (m * k + k * n + m * n)

@@ -78,6 +78,13 @@ FRESH = {
     "s33": (RESULTS / "rank_fresh_h200_s33.jsonl", RESULTS / "calibrate_h200_s33.json", 9,
             {"rho_median": 0.78, "rho_worst": -0.35, "winner_within_10pct": 0.88, "top8_recall": 1.0,
              "error_median": 0.18, "ties": 5}),
+    # held out again (2026-11-28, twenty-third session, results/s33/call4): the library's matmul, attention,
+    # softmax and layernorm on problems of benchmarks/recipes/holdout_*_b.toml, written after the session's
+    # model change and before anything was measured on them, random points timed fully, calibrated in the
+    # same call; scored once. The model before the change: rho median 0.76, winner 56%, error 20%, 31 ties
+    "s33b": (RESULTS / "rank_fresh_h200_s33b.jsonl", RESULTS / "calibrate_h200_s33b.json", 9,
+             {"rho_median": 0.74, "rho_worst": 0.34, "winner_within_10pct": 0.55, "top8_recall": 1.0,
+              "error_median": 0.16, "ties": 13}),
     "s15": (RESULTS / "rank_fresh_h100_s15.jsonl", None, 3,
             {"rho_median": 0.56, "rho_worst": 0.54, "winner_within_10pct": 0.33, "top8_recall": 0.66,
              "error_median": 0.19, "ties": 600}),
@@ -171,8 +178,11 @@ def test_the_learned_baseline_fits_what_its_features_show():
     assert learned_models.predict(model, [0.9, 0.5]) - learned_models.predict(model, [0.1, 0.5]) > 0.8
 
 
+HELD_OUT = ("s28", "s33b")  # the runs of benchmarks/recipes/holdout_*.toml
+
+
 def test_the_held_out_recipes_are_the_library_spaces_on_problems_no_other_data_has():
-    """s28's recipes (benchmarks/recipes/holdout_*.toml) keep what makes them a held-out test: each tunes a
+    """The held-out runs' recipes (benchmarks/recipes/holdout_*.toml) keep what makes them a held-out test: each tunes a
     library kernel over that kernel's own recipe space, on shapes that no library recipe tunes and no other
     stored dataset measured (a shape added there later would leak into what calibration and development
     see)."""
@@ -185,7 +195,7 @@ def test_the_held_out_recipes_are_the_library_spaces_on_problems_no_other_data_h
     assert len(held_out) >= 4
     measured = {(r["recipe"], key(r["shape"])) for r in rank.load(rank.DATASETS)}
     measured |= {(r["recipe"], key(r["shape"]))
-                 for run, (dataset, *_) in FRESH.items() if run != "s28" for r in rank.load([dataset])}
+                 for run, (dataset, *_) in FRESH.items() if run not in HELD_OUT for r in rank.load([dataset])}
     library = [tomllib.loads(p.read_text()) for p in (ROOT / "recipes").glob("*.toml")]
     for path in held_out:
         recipe = tomllib.loads(path.read_text())

@@ -126,8 +126,9 @@ def mma_issue_factor(mix: dict, warps_per_unit: int, unit_rate: float, clock: fl
 def l2_lookups(work: Work, properties: dict) -> float:
     """The bytes the L2 looks up: every requested byte, except that of the re-reads programs of a wave make
     of the same tiles at the same step (Work.lockstep_bytes), the L2 serves requests that arrive together
-    from one lookup: `l2_lockstep_lookups` a byte (the target's table, measured by Nsight Compute). Each
-    program still waits for its own bytes: the latency term keeps them all."""
+    from one lookup: `l2_lockstep_lookups` a byte (the target's table, measured by Nsight Compute). Both
+    L2 terms take the lookups: the calibrated latency is Little's law on a read whose every byte is a
+    lookup, so its queueing is the lookups'."""
     requested = max(work.requested_bytes, work.unique_bytes)
     lockstep = min(work.lockstep_bytes, requested - work.unique_bytes)
     return requested - (1.0 - _prop(properties, "l2_lockstep_lookups")) * lockstep
@@ -157,8 +158,9 @@ def main_loop_passes(work: Work, resources, programs: int, mix: dict, warp_size:
     blocks of one head) read them at about the same pass, so a re-read finds what another program of the
     wave fetched a few passes before: what must fit in L2 is the wave's bytes of a pass, not of its
     whole tiles. Nsight Compute on an H200 (2026-11-28, benchmarks/results/s33/call1): a 768x8192x8192
-    bf16 GEMM reads its 159 MB of unique bytes from DRAM once at every tile shape, where holding whole
-    tiles would put its 128x256 wave at 109 MB, past the 50 MB L2, and charge 566 MB of re-reads."""
+    bf16 GEMM on 128x256 tiles reads 159 MB from DRAM for its 147 MB of operands, where whole tiles would
+    put its wave at 109 MB, past the 50 MB L2, and charge 566 MB of re-reads. (Re-reads across waves do
+    miss: 8192^3 reads its 268 MB of operands 4-10 times; its L2 and MMA terms are far longer.)"""
     flops, group = mix.get("loop_mma_flops"), mix.get("mma_group_warps")
     if not (flops and group):
         return 1.0
