@@ -26,7 +26,8 @@ CONFIGS = [dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, SPLIT_K=1, TMA=
 
 
 def recorded_sampling():
-    """Wrap timing.sample_until_tight so that every batch's samples are kept (list of series)."""
+    """Wrap timing.sample_until_tight so that every batch's samples are kept (list of series), and the
+    function that puts the original back."""
     from kt_cli.evaluate import timing
 
     kept: list[list[float]] = []
@@ -42,7 +43,10 @@ def recorded_sampling():
         return original(batch, *args, **kwargs)
 
     timing.sample_until_tight = wrapper
-    return kept
+
+    def restore():
+        timing.sample_until_tight = original
+    return kept, restore
 
 
 def main():
@@ -80,10 +84,11 @@ def main():
         torch.cuda.synchronize()
         timer = EventTimer(runtime, flush_bytes=2 * torch.cuda.get_device_properties(0).L2_cache_size,
                            max_seconds=args.seconds)
-        kept = recorded_sampling()
+        kept, restore = recorded_sampling()
         began = time.time()
         stats = timer.measure_interleaved([kernel, baseline], "events", ranked_by="ratio", max_samples=100000)
         ended = time.time()
+        restore()
         k, r = kept[0], kept[1]
         ratios = [x / y for x, y in zip(k, r)]
         rows.append({"params": params, "began": began, "ended": ended, "kernel": k, "baseline": r,
