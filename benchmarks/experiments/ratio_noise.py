@@ -4,7 +4,7 @@ times a library matmul config interleaved with cuBLAS, ranked by the ratio, as a
 and the power draw every 20 ms. Prints, per config: pairs, the ratio's median and its interval, the
 spread of the ratios and of each series, and how the ratio follows the clock.
 
-    python benchmarks/experiments/ratio_noise.py --json OUT.json [--seconds 3]
+    python benchmarks/experiments/ratio_noise.py --json OUT.json [--seconds 3] [--preheat 1.5]
 """
 
 import argparse
@@ -60,6 +60,8 @@ def main():
     parser.add_argument("--json")
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--size", type=int, default=8192)
+    parser.add_argument("--preheat", type=float, default=0.0,
+                        help="seconds of cuBLAS back to back before each config's timing (the board near its power cap)")
     args = parser.parse_args()
     n = args.size
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
@@ -82,6 +84,11 @@ def main():
 
         kernel()
         torch.cuda.synchronize()
+        heat_until = time.perf_counter() + args.preheat
+        while time.perf_counter() < heat_until:
+            for _ in range(20):
+                baseline()
+            torch.cuda.synchronize()
         timer = EventTimer(runtime, flush_bytes=2 * torch.cuda.get_device_properties(0).L2_cache_size,
                            max_seconds=args.seconds)
         kept, restore = recorded_sampling()
