@@ -67,9 +67,6 @@ FRESH = {
     "s28": (RESULTS / "rank_fresh_h100_s28.jsonl", RESULTS / "calibrate_h100_s28.json", 9,
             {"rho_median": 0.76, "rho_worst": 0.45, "winner_within_10pct": 0.85, "top8_recall": 1.0,
              "error_median": 0.16, "ties": 22}),
-    # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
-    # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
-    # 4096^3 and 8192^3 down) while it raised every other run's (docs/costmodel.md)
     # the library's matmul (14 tiles on five shapes) and Triton attention (8 tiles on four shapes) on an H200
     # (2026-11-28, twenty-third session, results/s33/call1-2), each point one launch under Nsight Compute
     # (cold caches), its counters kept in the record ("ncu": L2 sectors looked up, bytes the SMs received
@@ -85,6 +82,9 @@ FRESH = {
     "s33b": (RESULTS / "rank_fresh_h200_s33b.jsonl", RESULTS / "calibrate_h200_s33b.json", 9,
              {"rho_median": 0.74, "rho_worst": 0.34, "winner_within_10pct": 0.55, "top8_recall": 1.0,
               "error_median": 0.16, "ties": 13}),
+    # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
+    # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
+    # 4096^3 and 8192^3 down) while it raised every other run's (docs/costmodel.md)
     "s15": (RESULTS / "rank_fresh_h100_s15.jsonl", None, 3,
             {"rho_median": 0.56, "rho_worst": 0.54, "winner_within_10pct": 0.33, "top8_recall": 0.66,
              "error_median": 0.19, "ties": 600}),
@@ -182,9 +182,9 @@ HELD_OUT = ("s28", "s33b")  # the runs of benchmarks/recipes/holdout_*.toml
 
 
 def test_the_held_out_recipes_are_the_library_spaces_on_problems_no_other_data_has():
-    """The held-out runs' recipes (benchmarks/recipes/holdout_*.toml) keep what makes them a held-out test: each tunes a
-    library kernel over that kernel's own recipe space, on shapes that no library recipe tunes and no other
-    stored dataset measured (a shape added there later would leak into what calibration and development
+    """The held-out runs' recipes (benchmarks/recipes/holdout_*.toml) keep what makes them a held-out test:
+    each tunes a library kernel over that kernel's own recipe space, on shapes that no library recipe tunes
+    and no other stored dataset measured (a shape added there later would leak into what calibration and development
     see)."""
     import tomllib
 

@@ -61,12 +61,13 @@ def main():
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--size", type=int, default=8192)
     parser.add_argument("--preheat", type=float, default=0.0,
-                        help="seconds of cuBLAS back to back before each config's timing (the board near its power cap)")
+                        help="seconds of cuBLAS back to back before each config's timing (the board near its cap)")
     args = parser.parse_args()
     n = args.size
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    c, c_ref = torch.empty(n, n, device="cuda", dtype=torch.bfloat16), torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+    c_ref = torch.empty_like(c)
     tmpl = template("matmul")
     runtime = plugins.vendor("nvidia").runtime()
     smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu",

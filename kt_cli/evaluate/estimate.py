@@ -215,7 +215,6 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     feed = min(1.0, resident * warps / schedulers)  # a scheduler without a warp leaves its MMA unit idle
     math_rate = peak * _prop(properties, "math_attainable") / units * feed
 
-    requested = max(work.requested_bytes, work.unique_bytes)
     dram_s = per_unit * max((dram_bytes - written) / dram_rate, dram_bytes / (dram_bw / active)) / programs
     lookups = l2_lookups(work, properties)
     l2_s = per_unit * max((lookups - written) / l2_rate, lookups / (l2_bw / active)) / programs
