@@ -131,6 +131,11 @@ class Kernel:
     def attr(self, name: str, default=None):
         return getattr(self.module, name, default)
 
+    def peak_dtype(self, dtype: str) -> str:
+        """Which dtype's peak the kernel's FLOPs run at for inputs of `dtype` (the module's PEAK_DTYPE, e.g.
+        fp32 inputs on tf32 tensor cores), `dtype` itself where it does not say."""
+        return (self.attr("PEAK_DTYPE", {}) or {}).get(dtype, dtype)
+
     def main_launch(self, launches: list):
         """The launch that does the work, whose resources and grid the cost model reads: the first one, or
         the first whose kernel the module does not name in SETUP_KERNELS (launches that prepare the main

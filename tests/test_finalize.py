@@ -140,10 +140,30 @@ def test_a_time_past_the_peak_is_wrong_in_finalize_as_in_tuning(static_artifact,
     path = _copy(static_artifact, tmp_path)
     manifest = _manifest(path)
     # a module claiming far more work than it does: any real time is then past 100% of the peak
-    manifest["results"][0]["stats"]["fraction_of_peak"] = 1e9
+    manifest["results"][0]["stats"]["bytes_per_s"] = 1e30
     (path / "manifest.json").write_text(json.dumps(manifest))
     result = kt("finalize", path)
     assert result.exit_code == 1 and "of the device's peak: a measurement error" in result.output
+
+
+def test_finalize_holds_a_time_against_the_present_devices_peak_not_the_targets_reference_part(
+        static_artifact, tmp_path, fake_device):
+    # an artifact estimated against the target's reference part (an sm_90 artifact: an H100's 3.35 TB/s),
+    # finalized on a faster device of that target (an H200: 4.8 TB/s). On an H200 (2026-11-28) finalize
+    # judged the fastest softmax configs `wrong` at "120% of the device's peak", the H100's, and picked
+    # slower ones. Here the reference part is a billion times slower than the device present.
+    path = _copy(static_artifact, tmp_path)
+    manifest = _manifest(path)
+    entry = manifest["results"][0]
+    entry["peaks"] = {k: v * 1e-9 for k, v in entry["peaks"].items()}
+    entry["stats"]["fraction_of_peak"] = 1e9
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    result = kt("finalize", path)
+    assert result.exit_code == 0, result.output
+    finalized = _manifest(path)["results"][0]
+    assert finalized["mode"] == "measured" and finalized["params"] != WRONG
+    assert finalized["peaks"]["dram_bytes_per_s"] == 1e11  # the device's table, kept with the result
+    assert 0 < finalized["stats"]["fraction_of_peak"] < 1
 
 
 KILLED_AT_RENAME = """

@@ -79,10 +79,16 @@ def time_shortlist(manifest: dict, entry: dict, device: Device, workers: tuple, 
     """`entry` as measured on `device`: every shortlisted config verified and timed (on the problem and
     the first small verification shape, as measured tuning does), the fastest verified one its config.
     Each shortlisted config keeps its measured median, or why it failed. JobFailed when none passed."""
+    from kt_cli.kernel import Kernel
+
     source = store.kernel_source(manifest)
+    # the device's own peaks, not the target's reference part's the estimate was made against: an sm_90
+    # artifact finalized on an H200 (4.8 TB/s) would otherwise judge 120% of an H100's 3.35 TB/s wrong
+    peaks = (plugins.vendor(device.vendor).device_peaks(device) or entry.get("peaks") or {},
+             Kernel.load(source).peak_dtype(manifest["dtype"]))
     tried, timed, race = [], {}, Race()  # ranked as measured tuning ranks (kt_cli.evaluate.race)
     for point in entry["shortlist"]:
-        row, measured = _time_config(source, manifest["dtype"], entry, point, device, workers, race)
+        row, measured = _time_config(source, manifest["dtype"], entry, point, device, workers, race, peaks)
         tried.append(row)
         if measured is not None:
             timed[len(tried) - 1] = measured
@@ -93,10 +99,22 @@ def time_shortlist(manifest: dict, entry: dict, device: Device, workers: tuple, 
         raise JobFailed(f"{manifest['_path']}: {entry['target']} {entry['shape_key']}: no shortlisted config passed "
                         f"verification on {device.name} ({why})")
     best = min(timed, key=lambda i: tried[i]["measured_seconds"])
-    return measured_entry(entry, device, tried, tried[best]["params"], *timed[best])
+    return measured_entry(entry, device, tried, tried[best]["params"], *timed[best], peaks)
 
 
-def _time_config(source, dtype: str, entry: dict, point: dict, device: Device, workers: tuple, race) -> tuple:
+def measured_rates(entry: dict, seconds: float, peaks: tuple) -> dict:
+    """The estimate's FLOP and byte rates (the same FLOPs and bytes) at a measured time, and their fraction
+    of the device's peaks (`peaks`: the device's table and the dtype the kernel's FLOPs run at)."""
+    from kt_cli.evaluate.evaluator import peak_fraction
+
+    scale = entry["seconds"] / seconds if entry.get("seconds") else 0.0
+    rates = {k: v * scale for k, v in (entry.get("stats") or {}).items()
+             if k in ("flops_per_s", "bytes_per_s") and v is not None}
+    return {**rates, "fraction_of_peak": peak_fraction(rates, *peaks)}
+
+
+def _time_config(source, dtype: str, entry: dict, point: dict, device: Device, workers: tuple, race,
+                 peaks: tuple) -> tuple:
     """(what became of one shortlisted config, (verification, timing) or None when it failed). Its
     `measured_seconds` is its time as `race` ranks the entry's configs: by the ratio to the baseline timed
     beside each, at the first one's reference, where that is not too noisy (kt_cli.evaluate.race)."""
@@ -121,29 +139,25 @@ def _time_config(source, dtype: str, entry: dict, point: dict, device: Device, w
     median = ranked_seconds(out["stats"])
     if not (median > 0 and out["stats"]["median"] > 0):
         return {**row, "failure": "wrong", "message": "timed at zero: a measurement error"}, None
-    # the same rule as measured tuning: past 100% of the target's peak is a measurement error or skipped work
-    estimated = entry.get("stats") or {}
-    fraction = estimated.get("fraction_of_peak")
-    above = above_peak(fraction * entry["seconds"] / median if fraction and entry.get("seconds") else None)
+    # the same rule as measured tuning: past 100% of the device's peak is a measurement error or skipped work
+    above = above_peak(measured_rates(entry, median, peaks)["fraction_of_peak"])
     if above:
         return {**row, "failure": "wrong", "message": above}, None
     return {**row, "measured_seconds": median}, (checked, out)
 
 
-def measured_entry(entry: dict, device: Device, tried: list, params: dict, verification: dict, out: dict) -> dict:
+def measured_entry(entry: dict, device: Device, tried: list, params: dict, verification: dict, out: dict,
+                   peaks: tuple) -> dict:
     """The manifest entry of a finalized result: measured on `device` with `params`."""
     from kt_cli.evaluate.evaluator import throttled
 
     stats = out["stats"]
     median = ranked_seconds(stats)
-    # the rates of the estimate, at the measured time (the same FLOPs and bytes, the target's peaks)
-    scale = entry["seconds"] / median if entry.get("seconds") else 0.0
-    rates = {k: v * scale for k, v in (entry.get("stats") or {}).items()
-             if k in ("flops_per_s", "bytes_per_s", "fraction_of_peak") and v is not None}
     return {**entry, "mode": "measured", "params": params, "seconds": median,
             "device": {"name": device.name, "index": device.index, **device.info},
-            "peaks": plugins.vendor(device.vendor).device_peaks(device) or entry.get("peaks"),
-            "stats": {**stats, **rates, "timer": out["timer"],  # its baseline in it: Race.ranked
+            "peaks": peaks[0] or entry.get("peaks"),
+            # its baseline in it: Race.ranked
+            "stats": {**stats, **measured_rates(entry, median, peaks), "timer": out["timer"],
                       "speedup": out["baseline"]["median"] / stats["median"],
                       "throttled": throttled(stats.get("device_state", {}))},
             "verification": verification, "shortlist": tried,

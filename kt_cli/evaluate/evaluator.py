@@ -279,10 +279,7 @@ class Evaluator:
             return _impossible(result, f"timed at {result.value!r} s: a zero or negative time is a measurement "
                                        "error or a kernel that did no work")
         rates = {"flops_per_s": flops / result.value, "bytes_per_s": moved / result.value}
-        fractions = [rates["bytes_per_s"] / peaks["dram_bytes_per_s"]] if moved and "dram_bytes_per_s" in peaks else []
-        if flops and self.peak_dtype in peaks:
-            fractions.append(rates["flops_per_s"] / peaks[self.peak_dtype])
-        rates["fraction_of_peak"] = max(fractions) if fractions else None
+        rates["fraction_of_peak"] = peak_fraction(rates, peaks, self.peak_dtype)
         stats = {**result.stats, **rates}
         if plan.mode != "measured":
             return dataclasses.replace(result, stats=stats)
@@ -424,6 +421,17 @@ def device_model(result: TrialResult) -> str | None:
         return result.stats["device"]
     where = (result.worker or {}).get("device") or ""
     return where.rsplit(" #", 1)[0] if " #" in where else None
+
+
+def peak_fraction(rates: dict, peaks: dict, peak_dtype: str) -> float | None:
+    """The larger of a measured time's DRAM rate over the device's bandwidth and its FLOP rate over the
+    peak of `peak_dtype` (None where neither rate or peak is known)."""
+    fractions = []
+    if rates.get("bytes_per_s") and peaks.get("dram_bytes_per_s"):
+        fractions.append(rates["bytes_per_s"] / peaks["dram_bytes_per_s"])
+    if rates.get("flops_per_s") and peaks.get(peak_dtype):
+        fractions.append(rates["flops_per_s"] / peaks[peak_dtype])
+    return max(fractions) if fractions else None
 
 
 def above_peak(fraction: float | None) -> str:

@@ -135,7 +135,7 @@ def inspect_module(source, dtype: str, shapes: list, verify_shapes: list) -> dic
         "flops": [kernel.count("flops", s, dtype) for s in shapes],
         "bytes": [kernel.count("bytes_moved", s, dtype) for s in shapes],
         "output_bytes": [output_bytes(kernel, s, dtype) for s in shapes],
-        "peak_dtype": (kernel.attr("PEAK_DTYPE", {}) or {}).get(dtype, dtype),
+        "peak_dtype": kernel.peak_dtype(dtype),
         "seeds": [dict(seed) for seed in kernel.attr("SEEDS", None) or tuned_seeds],
         "kernel_arguments": sorted(kernel.jit_arguments),
     }
