@@ -116,8 +116,8 @@ def test_a_measured_run_reports_candidates_timed_fully_and_the_time_phase(fake_d
     assert re.search(r"compile [\d.]+ s, (screen [\d.]+ s, )?verify [\d.]+ s, time [\d.]+ s; device busy \d+% of "
                      r"the run", result.stdout)
     # each trial keeps where its device time went, step by step, within its screen, verify and time phases
-    timing = ("inputs", "setup", "warm-up", "probe", "capture", "poison", "sampling", "retaken", "statistics",
-              "checks", "relay", "judging")
+    timing = ("inputs", "setup", "warm-up", "preheat", "probe", "capture", "poison", "sampling", "retaken",
+              "statistics", "checks", "relay", "judging")
     steps = {"screen": timing, "verify": ("inputs", "load", "launches", "relay", "judging"), "time": timing}
     trials = [json.loads(line) for line in (tmp_path / "art" / "recipe.kt" / "trials.jsonl").read_text().splitlines()]
     assert any({"verify", "time"} <= set(t["phase_seconds"]) for t in trials)  # the first is timed fully

@@ -19,7 +19,12 @@ What each rule defends against (docs/timing.md):
 - a block bootstrap of the median: timings drift and are serially correlated, so an interval that
   assumes independent samples is too narrow;
 - `precise`: whether the interval reached its target before the time cap; a result that did not
-  says so in the artifact and in `kt show`.
+  says so in the artifact and in `kt show`;
+- a preheat (off unless `preheat_s` or KT_TIMING_PREHEAT_S sets it): before a timing of calls of
+  PREHEAT_ABOVE_S or longer on a board the timer has not held at load for PREHEAT_GAP_S, the calls run
+  back to back for `preheat_s`, so that they are sampled at the power state a sustained workload runs
+  in. On a cold H200 the ratio of two 8192³ GEMMs drifted 6% within one timing as the board climbed to
+  its power cap (docs/performance.md, twenty-third session); a quarter of a second of load settled it.
 
 What a timer keeps between timings (a device worker has one a device): the graph and probe of each
 problem's baseline op (`Reused`: the same op on the same memory for every candidate), which the
@@ -30,6 +35,7 @@ set-up, not on a rule.
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
@@ -53,6 +59,10 @@ HOLD_MAX_S = 0.25
 HOLD_TRIES = 3  # a batch in which the device reached a timed window before its launch was queued is
 #               taken again behind a hold twice as long as the host took: at most this many times
 PAIRS_IN_FLIGHT = 50  # paired samples queued before one synchronisation
+# The preheat (module docstring): calls this long or longer are preheated, on a board the timer last held
+# at load longer ago than the gap.
+PREHEAT_ABOVE_S = 0.5e-3
+PREHEAT_GAP_S = 0.5
 # Graph samplers of Reused callables a timer keeps (each holds its callable, and so the memory its graph
 # replays on): a worker's baseline ops of the last few problems
 KEPT_SAMPLERS = 4
@@ -210,8 +220,13 @@ class EventTimer:
     step and the 1000³ GEMM sat at 27–47 µs under events while cuBLAS's 1000³ was graph-timed)."""
 
     def __init__(self, runtime, flush_bytes: int, graph_below_s: float = 200e-6, rel_ci: float = 0.01,
-                 max_seconds: float = 2.0, name: str = "device-events", host_clock: Callable[[], float] = time.perf_counter):
+                 max_seconds: float = 2.0, name: str = "device-events", host_clock: Callable[[], float] = time.perf_counter,
+                 preheat_s: float | None = None):
         self.runtime, self.flush_bytes, self.graph_below_s = runtime, flush_bytes, graph_below_s
+        # off (0) unless asked: not yet measured against `kt check`'s detection and false alarms
+        self.preheat_s = float(os.environ.get("KT_TIMING_PREHEAT_S", "0")) if preheat_s is None else preheat_s
+        self._loaded_at = -math.inf  # the host clock when the timer last held the board at load
+        self._long_calls = False  # whether the timing under way samples calls of PREHEAT_ABOVE_S or longer
         self.host_clock = host_clock  # what sizes the holds: the host's time to queue a batch
         self.rel_ci, self.max_seconds, self.name = rel_ci, max_seconds, name
         self._flush = None
@@ -292,6 +307,9 @@ class EventTimer:
         self._warm_up(*[fn for fn in fns if not (isinstance(fn, Reused) and fn.key in self._warmed)],
                       seconds=warm_up_s)
         self._warmed.update(fn.key for fn in fns if isinstance(fn, Reused))
+        heating = time.perf_counter()
+        self._preheat(fns)
+        heated = time.perf_counter() - heating
         warm, probed = time.perf_counter(), self._probing_s
         samplers = self._samplers(fns, flush, method)
         ready, probe = time.perf_counter(), self._probing_s - probed
@@ -319,9 +337,34 @@ class EventTimer:
         # sampling: the samples queued, run and read; retaken: batches taken again (a window opened before
         # its launch was queued); statistics: the intervals between batches
         # probe: the event samples that size a graph's repeat count; capture: the rest of readying the samplers
-        self.last_steps = {"warm-up": warm - started, "probe": probe, "capture": ready - warm - probe, **spent,
+        self.last_steps = {"warm-up": warm - started - heated, "preheat": heated, "probe": probe,
+                           "capture": ready - warm - probe, **spent,
                            "statistics": time.perf_counter() - ready - sum(spent.values())}
+        if self._long_calls:
+            self._loaded_at = self.host_clock()
         return stats
+
+    def _preheat(self, fns: list[Callable[[], None]]) -> None:
+        """Hold the board at load before sampling calls of PREHEAT_ABOVE_S or longer (module docstring):
+        `fns` back to back for `preheat_s` by the host clock, unless the timer held the board at load
+        within PREHEAT_GAP_S. Nothing when off."""
+        self._long_calls = False
+        if not self.preheat_s or not fns:
+            return
+        began = self.host_clock()
+        for fn in fns:  # one round, to see how long a call is
+            fn()
+        self.runtime.synchronize()
+        self._long_calls = (self.host_clock() - began) / len(fns) >= PREHEAT_ABOVE_S
+        if self._long_calls and began - self._loaded_at > PREHEAT_GAP_S:
+            rounds = 0
+            while self.host_clock() - began < self.preheat_s:
+                for fn in fns:
+                    fn()
+                rounds += 1
+                if rounds % 8 == 0:
+                    self.runtime.synchronize()
+            self.runtime.synchronize()
 
     def screen(self, fn: Callable[[], None], method: str, bound_s: float,
                before_batch: Callable[[], None] | None = None,
