@@ -307,10 +307,12 @@ def test_a_preheated_timing_samples_the_hot_board_and_a_cold_one_does_not():
 
     def ratio(preheat_s: float) -> tuple[float, _HeatingDevice, EventTimer]:
         device = _HeatingDevice()
-        timer = device.timer(max_seconds=0.05, host_clock=lambda: device.host, preheat_s=preheat_s, rel_ci=0.002)
+        # caps by calls, not by time: the warm-up and the time cap read the real clock, for which this
+        # device's calls take no time (a warm-up of WARMUP_CALLS, at most 80 pairs)
+        timer = device.timer(max_seconds=60, host_clock=lambda: device.host, preheat_s=preheat_s, rel_ci=0.002)
         kernel, baseline = device.kernel(2.5e-3, 0.02), device.kernel(1.5e-3, 0.09)
-        # (the warm-up by time reads the real clock, for which this device's calls take no time: by calls)
-        stats = timer.measure_interleaved([kernel, baseline], "events", ranked_by="ratio", warm_up_s=0.0)
+        stats = timer.measure_interleaved([kernel, baseline], "events", ranked_by="ratio", warm_up_s=0.0,
+                                          max_samples=80)
         return stats[-1].median, device, timer
 
     cold, _, _ = ratio(0.0)
@@ -320,14 +322,14 @@ def test_a_preheated_timing_samples_the_hot_board_and_a_cold_one_does_not():
     # the board is hot now: a timing right after this one is not preheated again
     before = device.host
     kernel, baseline = device.kernel(2.5e-3, 0.02), device.kernel(1.5e-3, 0.09)
-    timer.measure_interleaved([kernel, baseline], "events", ranked_by="ratio", warm_up_s=0.0)
+    timer.measure_interleaved([kernel, baseline], "events", ranked_by="ratio", warm_up_s=0.0, max_samples=80)
     assert device.host - before < 0.3  # its own samples only: no second half second of load
 
 
 def test_short_calls_are_not_preheated():
     device = _HeatingDevice()
-    timer = device.timer(max_seconds=0.05, host_clock=lambda: device.host, preheat_s=0.5)
-    timer.measure_interleaved([device.kernel(50e-6, 0.0)], "events", warm_up_s=0.0)
+    timer = device.timer(max_seconds=60, host_clock=lambda: device.host, preheat_s=0.5)
+    timer.measure_interleaved([device.kernel(50e-6, 0.0)], "events", warm_up_s=0.0, max_samples=80)
     assert device.host < 0.2  # the timing's own samples, no half second of load
 
 
