@@ -250,11 +250,12 @@ class EventTimer:
             self._flush = torch.empty(self.flush_bytes // 4, dtype=torch.int32, device=self.runtime.torch_device)
         return self._flush
 
-    def _warm_up(self, *fns: Callable[[], None], seconds: float = WARMUP_S) -> None:
-        """Call each of `fns` until `seconds` have passed and each ran WARMUP_CALLS times."""
+    def _warm_up(self, *fns: Callable[[], None], seconds: float = WARMUP_S) -> float | None:
+        """Call each of `fns` until `seconds` have passed and each ran WARMUP_CALLS times. Returns the host
+        clock's seconds a call took on average (None when there was nothing to warm)."""
         if not fns:
-            return
-        started, calls = time.perf_counter(), 0
+            return None
+        began, started, calls = self.host_clock(), time.perf_counter(), 0
         while calls < WARMUP_CALLS or time.perf_counter() - started < seconds:
             for fn in fns:
                 fn()
@@ -264,6 +265,7 @@ class EventTimer:
             if calls >= 10_000:
                 break
         self.runtime.synchronize()
+        return (self.host_clock() - began) / (calls * len(fns))
 
     def choose_method(self, fn: Callable[[], None]) -> str:
         """"graph" when `fn`'s event-timed probe is under graph_below_s and the device can capture it,
@@ -304,11 +306,11 @@ class EventTimer:
         self._queue_s = 0.0
         # a Reused op this timer has run before (a problem's baseline, called for every candidate) is
         # warm: its code loaded, its memory allocated, and the device's clock is the candidates' to raise
-        self._warm_up(*[fn for fn in fns if not (isinstance(fn, Reused) and fn.key in self._warmed)],
-                      seconds=warm_up_s)
+        per_call = self._warm_up(*[fn for fn in fns if not (isinstance(fn, Reused) and fn.key in self._warmed)],
+                                 seconds=warm_up_s)
         self._warmed.update(fn.key for fn in fns if isinstance(fn, Reused))
         heating = time.perf_counter()
-        self._preheat(fns)
+        self._preheat(fns, per_call)
         heated = time.perf_counter() - heating
         warm, probed = time.perf_counter(), self._probing_s
         samplers = self._samplers(fns, flush, method)
@@ -344,18 +346,21 @@ class EventTimer:
             self._loaded_at = self.host_clock()
         return stats
 
-    def _preheat(self, fns: list[Callable[[], None]]) -> None:
+    def _preheat(self, fns: list[Callable[[], None]], per_call: float | None) -> None:
         """Hold the board at load before sampling calls of PREHEAT_ABOVE_S or longer (module docstring):
         `fns` back to back for `preheat_s` by the host clock, unless the timer held the board at load
-        within PREHEAT_GAP_S. Nothing when off."""
+        within PREHEAT_GAP_S. `per_call`: what a call took in the warm-up (None where every callable was
+        warm already: one round then tells). Nothing when off."""
         self._long_calls = False
         if not self.preheat_s or not fns:
             return
         began = self.host_clock()
-        for fn in fns:  # one round, to see how long a call is
-            fn()
-        self.runtime.synchronize()
-        self._long_calls = (self.host_clock() - began) / len(fns) >= PREHEAT_ABOVE_S
+        if per_call is None:
+            for fn in fns:
+                fn()
+            self.runtime.synchronize()
+            per_call = (self.host_clock() - began) / len(fns)
+        self._long_calls = per_call >= PREHEAT_ABOVE_S
         if self._long_calls and began - self._loaded_at > PREHEAT_GAP_S:
             rounds = 0
             while self.host_clock() - began < self.preheat_s:
