@@ -51,6 +51,23 @@ def test_a_wave_tail_costs_a_whole_program_time():
     assert tail > 1.8 * one_wave
 
 
+def test_a_persistent_grid_pays_the_tiles_its_busiest_unit_walks_past_the_average():
+    # 3072^3 bf16 on 132 persistent programs: 288 tiles of 128x256 leave one unit 3 where the average is
+    # 2.18; 576 tiles of 128x128 leave 5 against 4.36. Math-bound, the GPU runs the even split faster
+    # (an H200, results/s33/call4); a grid of a program per tile pays the same through its waves
+    n, mix = 3072, {"async_copy": 8, "mma": 4, "mma_warpgroup": 4}
+    res = resources(threads=256, per_unit=1, shared=96 * 1024)
+
+    def persistent(tiles):
+        work = Work(2 * n**3, 3 * n * n * 2, 3 * n * n * 2, items=tiles)
+        return estimate_seconds(work, "bfloat16", H100.peaks, H100.properties, res, 132, 1, mix)["math_s"]
+
+    assert persistent(288) / persistent(576) == pytest.approx((3 / 2.18) / (5 / 4.36), rel=0.01)
+    per_tile = estimate_seconds(Work(2 * n**3, 3 * n * n * 2, 3 * n * n * 2), "bfloat16", H100.peaks,
+                                H100.properties, res, 288, 1, mix)["math_s"]
+    assert persistent(288) == pytest.approx(per_tile)
+
+
 def test_warpgroup_mma_beats_warp_mma_and_both_beat_the_vector_units():
     gemm = Work(flops=2 * 8192**3, unique_bytes=3 * 8192**2 * 2, requested_bytes=3 * 8192**2 * 2)
     res = resources(threads=256, per_unit=1, shared=160 * 1024)

@@ -168,6 +168,20 @@ def main_loop_passes(work: Work, resources, programs: int, mix: dict, warp_size:
     return max(1.0, work.flops / max(programs, work.items) / (flops * groups))
 
 
+def unit_tail(work: Work, programs: int, units: int) -> float:
+    """How much longer the busiest unit computes than the average one when a grid of fewer programs than
+    items (a persistent GEMM's programs walking its tiles) shares the items out one by one: the busiest unit
+    works through ceil(items / units) of them, the average unit items / units. A grid of a program per item
+    pays its last wave through `ceil(programs / units)` already. On an H200 (2026-11-28, results/s33/call4)
+    persistent 128x256 programs at 288 tiles (2.18 a unit, 3 on the busiest) measured 1.11-1.21x the best
+    of 576 128x128 tiles (4.36, 5 on the busiest) on all three held-out GEMMs, which the model ranked the
+    other way before."""
+    if work.items <= programs:
+        return 1.0
+    share = work.items / units
+    return math.ceil(share) / share
+
+
 def dram_in_flight(work: Work, in_flight: float, resident: int, programs: int, loaded: float) -> float:
     """The DRAM bytes a unit's resident programs have in flight: what their static loads span, except that
     a program walking several pieces of work one after another (more items than programs: the rows of a
@@ -220,7 +234,7 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     l2_s = per_unit * max((lookups - written) / l2_rate, lookups / (l2_bw / active)) / programs
     issue_factor = mma_issue_factor(mix, resident * max(1, int(warps)), peak * _prop(properties, "math_attainable") / units,
                                     clock, properties)
-    math_s = per_unit * work.flops / programs / math_rate * issue_factor
+    math_s = per_unit * work.flops / programs / math_rate * issue_factor * unit_tail(work, programs, units)
     sync_s = work.grid_syncs * (GRID_SYNC_L2_TRIPS * _prop(properties, "l2_latency_s") + own)
     terms = {"dram_s": dram_s, "l2_s": l2_s, "math_s": math_s, "issue_s": issue_s, "sync_s": sync_s}
     bound = max(terms, key=terms.get)
