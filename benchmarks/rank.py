@@ -60,6 +60,8 @@ def estimate(record: dict) -> dict:
         work["written_bytes"] = written_bytes(record)
     if "lockstep_bytes" not in work:  # stored before kt recorded them: from today's module
         work["lockstep_bytes"], work["stages"] = declared(record, "lockstep_reads"), declared(record, "pipeline_stages")
+    if "load_warps" not in work:
+        work["load_warps"] = declared(record, "load_warps")
     work = Work(**work)
     return estimate_seconds(work, record["dtype"], peaks, target.properties, Resources(**f["resources"]),
                             f["programs"], f["launches"], f["instructions"])

@@ -332,6 +332,11 @@ class Kernel:
         where they are all its shared memory, for the cost model; 0 when the module does not say."""
         return self._count_at_point("pipeline_stages", shape, dtype, params)
 
+    def load_warps(self, shape: dict, dtype: str, params: dict) -> float:
+        """Warps of a program that only issue its main loop's loads (a warp-specialized producer), for the
+        cost model; 0 when the module does not say (the warps that compute also load)."""
+        return self._count_at_point("load_warps", shape, dtype, params)
+
     def _count_at_point(self, what: str, shape: dict, dtype: str, params: dict) -> float:
         """The module's `what`(shape, dtype, params) as a number, 0 where the module has none."""
         fn = self.fn(what)

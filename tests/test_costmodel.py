@@ -4,6 +4,8 @@ tests/test_costmodel_rank.py."""
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import json
 
 import pytest
@@ -68,6 +70,29 @@ def test_a_persistent_grid_pays_the_tiles_its_busiest_unit_walks_past_the_averag
     assert persistent(288) == pytest.approx(per_tile)
 
 
+def test_a_warp_specialized_kernels_loads_wait_on_its_producer_warp_only():
+    # sm_90's Gluon attention: 12 warps (two consumer warpgroups and a producer) and ~2900 instructions. Its
+    # TMA loads are issued by one producer warp, so the consumers' instructions do not hold them back; read
+    # as if every warp loaded, its L2 term was 3-4x the Triton kernels' (H200, results/s34/call3)
+    res = resources(threads=384, per_unit=1, shared=64 * 1024)
+    mix = {"tma": 4, "mma": 48, "mma_warpgroup": 48, "total": 2900}
+    work = Work(flops=2 * 8 * 12 * 4096**2 * 64 * 2, unique_bytes=4 * 8 * 12 * 4096 * 64 * 2,
+                requested_bytes=8 * 12 * 4096 * 64 * 2 * (4096 // 128) * 2, stages=3)
+    everyone = estimate_seconds(work, "bfloat16", H100.peaks, H100.properties, res, 8 * 12 * 32, 1, mix)
+    producer = estimate_seconds(dataclasses.replace(work, load_warps=1), "bfloat16", H100.peaks, H100.properties,
+                                res, 8 * 12 * 32, 1, mix)
+    assert producer["l2_s"] < everyone["l2_s"] / 2
+    assert producer["math_s"] == everyone["math_s"]
+
+
+def test_the_library_declares_its_producer_warp_for_the_warp_specialized_variant_only():
+    for name in ("matmul", "attention"):
+        module = importlib.import_module(f"kt_templates.kernels.{name}")
+        assert module.load_warps({}, None, {"GLUON": 1, "TMA": 1}) == 1.0
+        assert module.load_warps({}, None, {"GLUON": 1, "TMA": 0}) == 0.0  # AMD's Gluon kernels
+        assert module.load_warps({}, None, {"GLUON": 0, "TMA": 1}) == 0.0
+
+
 def test_warpgroup_mma_beats_warp_mma_and_both_beat_the_vector_units():
     gemm = Work(flops=2 * 8192**3, unique_bytes=3 * 8192**2 * 2, requested_bytes=3 * 8192**2 * 2)
     res = resources(threads=256, per_unit=1, shared=160 * 1024)
@@ -110,7 +135,7 @@ def test_a_skinny_gemms_tile_rereads_hit_l2_because_its_wave_shares_each_pass():
     blind = estimate_seconds(gemm, "bfloat16", H100.peaks, H100.properties, res, 192, 1,
                              {k: v for k, v in mix.items() if not k.startswith(("loop_", "mma_group"))})
     assert terms["bound"] != "dram" and blind["bound"] == "dram"
-    assert blind["dram_s"] > 3 * terms["dram_s"] and blind["seconds"] > 1.5 * terms["seconds"]
+    assert blind["dram_s"] > 3 * terms["dram_s"] and blind["seconds"] > 1.3 * terms["seconds"]
 
 
 def test_a_program_walking_its_rows_one_after_another_has_one_rows_loads_in_flight():
@@ -235,9 +260,9 @@ def test_compiled_kernels_report_their_loads_and_mma_kind():
 def test_a_calibration_is_laid_over_its_target_and_a_broken_one_is_ignored(tmp_path, monkeypatch):
     monkeypatch.setenv("KT_CACHE_DIR", str(tmp_path))
     calibration.save({"target": "nvidia:sm_90", "device": "NVIDIA H100 80GB HBM3",
-                      "constants": {"dram_latency_s": 2e-6, "l2_bytes_per_s": 9e12}})
+                      "constants": {"dram_latency_s": 4e-6, "l2_bytes_per_s": 9e12}})
     spec = plugins.target("nvidia:sm_90")
-    assert spec.properties["dram_latency_s"] == 2e-6 and spec.properties["l2_bytes_per_s"] == 9e12
+    assert spec.properties["dram_latency_s"] == 4e-6 and spec.properties["l2_bytes_per_s"] == 9e12
     slower = estimate_seconds(STREAM, "bfloat16", spec.peaks, spec.properties, resources(), 132 * 64, 1,
                               {"global_load_bytes": 16})["seconds"]
     assert slower > seconds()

@@ -34,13 +34,18 @@ DEVICES = {
 #   Ampere and Ada mma.sync is the tensor cores' native path (1.0). Blackwell's tcgen05 is issued
 #   for the CTA; its mma.sync share is not measured here (0.5, a guess, said in docs/costmodel.md).
 # - dram_latency_s / l2_latency_s: loaded latencies as Little's law sees them (bytes in flight per
-#   unit / rate per unit); defaults until calibrated: ~800 ns DRAM, ~300 ns L2 (Hopper microbenchmarks
-#   report ~480 and ~260 cycles unloaded at ~1.7 GHz; under load queues roughly double them).
+#   unit / rate per unit). sm_90: what `kt devices --calibrate` measured on every H100 and H200 it ran on
+#   (benchmarks/results/calibrate_*.json, five H100 and three H200 runs, 2026-11-25 to -28): L2 1.70-1.74 us,
+#   DRAM 2.0-2.2 us, about 6x and 3x the unloaded latencies (Hopper microbenchmarks report ~260 and ~480
+#   cycles at ~1.7 GHz): the queues of a loaded GPU. Other archs, never calibrated here: ~300 ns L2 and
+#   ~800 ns DRAM (the unloaded latencies, roughly doubled), which the Hopper runs say are too short.
 # - clock_hz: the SM clock under load (H100 SXM boosts to 1.98 GHz and holds ~1.75 GHz in long GEMMs;
 #   A100 1.41, L40S 2.52, B200 ~1.97 GHz boost), for the instruction-issue terms.
 # - dram_attainable / math_attainable: the fraction of the datasheet's DRAM bandwidth a streaming
 #   copy and of the bf16 peak cuBLAS reach (copy ~90%; large GEMMs ~70-80% on H100 SXM at its
-#   sustained clock).
+#   sustained clock). sm_90's measured: DRAM 0.84 (every calibration), bf16 GEMM 0.69-0.80 (median 0.73).
+# - l2_bytes_per_s: sm_90's, measured by the same calibrations, 7.41-7.48 TB/s on H100s (8.05-8.06 on
+#   H200s; the table holds the H100's, the arch's reference part); other archs: 3x DRAM.
 # - l2_lockstep_lookups: L2 lookups per byte of the re-reads programs make of the same tiles at the same
 #   step (a kernel's declared `lockstep_reads`): the L2 serves requests for a sector that arrive together
 #   from one lookup. Nsight Compute on an H200 (2026-11-28, benchmarks/results/s33/call1), the library's
@@ -51,8 +56,9 @@ _LATENCY = {"dram_latency_s": 800e-9, "l2_latency_s": 300e-9}
 MODEL = {
     "sm_80": {**_LATENCY, "clock_hz": 1.41e9, "mma_fraction_warp": 1.0, "dram_attainable": 0.9, "math_attainable": 0.8},
     "sm_89": {**_LATENCY, "clock_hz": 2.52e9, "mma_fraction_warp": 1.0, "dram_attainable": 0.9, "math_attainable": 0.8},
-    "sm_90": {**_LATENCY, "clock_hz": 1.755e9, "mma_fraction_warp": 0.65, "mma_fraction_warpgroup": 1.0,
-              "dram_attainable": 0.9, "math_attainable": 0.75, "l2_lockstep_lookups": 0.79},
+    "sm_90": {"dram_latency_s": 2.1e-6, "l2_latency_s": 1.72e-6, "l2_bytes_per_s": 7.45e12, "clock_hz": 1.755e9,
+              "mma_fraction_warp": 0.65, "mma_fraction_warpgroup": 1.0, "dram_attainable": 0.84,
+              "math_attainable": 0.73, "l2_lockstep_lookups": 0.79},
     "sm_100": {**_LATENCY, "clock_hz": 1.965e9, "mma_fraction_warp": 0.5, "mma_fraction_warpgroup": 1.0,
                "dram_attainable": 0.9, "math_attainable": 0.75},
 }

@@ -6,7 +6,8 @@ Each program's share of the work is served by four resources:
 
 - DRAM: the problem's unique bytes (plus spills, plus re-reads that miss L2), at the smaller of the
   unit's share of DRAM bandwidth and what its bytes in flight sustain over the loaded DRAM latency and
-  the program's own instruction time (Little's law: rate = bytes in flight / latency); a program that
+  the program's own instruction time (Little's law: rate = bytes in flight / latency; a warp-specialized
+  kernel's loads wait on its producer warps' instructions only); a program that
   walks several pieces of work one after another (rows, persistent tiles) has one piece's in flight;
 - L2: every byte the programs request (the kernel's `traffic`: tile re-reads, second passes), at the
   unit's share of L2 bandwidth or bytes in flight over the L2 latency; re-reads hit L2 while the
@@ -60,7 +61,8 @@ class Work:
     many times the programs wait for each other across the grid, how many of the requested bytes are
     re-reads that programs of a wave make of the same tiles at the same step (0: none said), and how
     many shared-memory stages the main loop rotates through, one read while the others load (0: not
-    said; the whole shared memory is then taken as in flight)."""
+    said; the whole shared memory is then taken as in flight), and how many warps do nothing but issue
+    the loads (a warp-specialized producer; 0: the warps that compute also load)."""
 
     flops: float
     unique_bytes: float
@@ -70,6 +72,7 @@ class Work:
     grid_syncs: float = 0.0
     lockstep_bytes: float = 0.0
     stages: float = 0.0
+    load_warps: float = 0.0
 
 
 def bytes_in_flight(resources, mix: dict, stages: float = 0.0) -> float:
@@ -168,6 +171,18 @@ def main_loop_passes(work: Work, resources, programs: int, mix: dict, warp_size:
     return max(1.0, work.flops / max(programs, work.items) / (flops * groups))
 
 
+def loader_time(work: Work, own: float, instructions: float, warps: float, schedulers: float, clock: float) -> float:
+    """How long a program's own instructions hold its loads out of flight: all of them (`own`, issued alone)
+    where the warps that compute also load; where a few warps do nothing but load (Work.load_warps: a warp-
+    specialized producer), their share of the instructions only. On an H200 (results/s33/call4, s34/call3)
+    the sm_90 Gluon attention's 12 warps had made its L2 term 3-4x the Triton kernels' and ranked it last,
+    where it ran 1.1-1.3x the best."""
+    if not work.load_warps:
+        return own
+    share = instructions * min(1.0, work.load_warps / max(1.0, warps))
+    return share * math.ceil(work.load_warps / schedulers) / clock
+
+
 def unit_tail(work: Work, programs: int, units: int) -> float:
     """How much longer the busiest unit computes than the average one when a grid of fewer programs than
     items (a persistent GEMM's programs walking its tiles) shares the items out one by one: the busiest unit
@@ -209,6 +224,7 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     # (a row reduced between two loads), and the unit's issue time for all its programs.
     instructions = mix.get("total", 0)
     own = instructions * math.ceil(warps / schedulers) / clock
+    own_loads = loader_time(work, own, instructions, warps, schedulers, clock)
     issue_s = per_unit * instructions * load_passes(work, resources, programs, mix) * warps / (schedulers * clock)
 
     dram_bw = peaks.get("dram_bytes_per_s", 1e12) * _prop(properties, "dram_attainable")
@@ -218,8 +234,8 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     # Loads wait for their data: they move at most the bytes in flight per latency (Little's law).
     # Stores are posted (nothing waits on them): the outputs written take only their share of the bandwidth.
     dram_rate = dram_in_flight(work, in_flight, resident, programs, dram_bytes - written) / (
-        _prop(properties, "dram_latency_s") + own)
-    l2_rate = in_flight / (_prop(properties, "l2_latency_s") + own)
+        _prop(properties, "dram_latency_s") + own_loads)
+    l2_rate = in_flight / (_prop(properties, "l2_latency_s") + own_loads)
 
     fraction = mma_fraction(mix, properties)
     if fraction is None:  # no tensor instructions: the vector units' rate

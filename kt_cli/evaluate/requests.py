@@ -265,7 +265,8 @@ def compile_candidate(source, candidate, target, verify_shapes: tuple = (),
                           else written_bytes,
                           kernel.grid_syncs(candidate.shape, candidate.dtype, candidate.params),
                           kernel.lockstep_reads(candidate.shape, candidate.dtype, candidate.params),
-                          kernel.pipeline_stages(candidate.shape, candidate.dtype, candidate.params))
+                          kernel.pipeline_stages(candidate.shape, candidate.dtype, candidate.params),
+                          kernel.load_warps(candidate.shape, candidate.dtype, candidate.params))
     result["work"] = asdict(work)
     result["estimate"] = costmodel.estimate_seconds(work, candidate.dtype, target.peaks, target.properties,
                                                     resources, main.programs, len(launches), instructions)

@@ -931,3 +931,9 @@ def shape_of(inputs):
     b, h, s, d = inputs["q"].shape
     shape = {"B": b, "H": h, "H_KV": inputs["k"].shape[1], "S": s, "D": d}
     return {**shape, "CAUSAL": 1} if inputs["causal"] else shape
+
+
+def load_warps(shape, dtype, params):
+    """sm_90's warp-specialized Gluon kernel (GLUON = 1 with TMA = 1) loads from one producer warp; the
+    other variants load from the warps that compute."""
+    return 1.0 if params.get("GLUON") and params.get("TMA") else 0.0

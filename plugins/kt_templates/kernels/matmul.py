@@ -932,3 +932,9 @@ def work_items(shape, dtype, params):
 def shape_of(inputs):
     (m, k), n = inputs["a"].shape, inputs["b"].shape[1]
     return {"M": m, "N": n, "K": k}
+
+
+def load_warps(shape, dtype, params):
+    """sm_90's warp-specialized Gluon kernel (GLUON = 1 with TMA = 1) loads from one producer warp; the
+    other variants load from the warps that compute."""
+    return 1.0 if params.get("GLUON") and params.get("TMA") else 0.0
