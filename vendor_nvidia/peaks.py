@@ -36,7 +36,7 @@ DEVICES = {
 # - dram_latency_s / l2_latency_s: loaded latencies as Little's law sees them (bytes in flight per
 #   unit / rate per unit). sm_90: what `kt devices --calibrate` measured on every H100 and H200 it ran on
 #   (benchmarks/results/calibrate_*.json, five H100 and three H200 runs, 2026-11-25 to -28): L2 1.70-1.74 us,
-#   DRAM 2.0-2.2 us, about 6x and 3x the unloaded latencies (Hopper microbenchmarks report ~260 and ~480
+#   DRAM 2.0-2.2 us, about 11x and 7x the unloaded latencies (Hopper microbenchmarks report ~260 and ~480
 #   cycles at ~1.7 GHz): the queues of a loaded GPU. Other archs, never calibrated here: ~300 ns L2 and
 #   ~800 ns DRAM (the unloaded latencies, roughly doubled), which the Hopper runs say are too short.
 # - clock_hz: the SM clock under load (H100 SXM boosts to 1.98 GHz and holds ~1.75 GHz in long GEMMs;
