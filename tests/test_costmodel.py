@@ -302,6 +302,15 @@ def test_measured_tuning_prunes_candidates_the_model_estimates_far_slower(fake_d
     assert pruned == [4096]
     assert "the cost model estimates" in trials[4096]["message"] and f"pruned above {PRUNE_RATIO:g}x" in trials[4096]["message"]
     assert "1 predicted far slower by the cost model, not sent to the device" in result.stdout
+    # the sampler learns it: a pruned trial, which TPE ranks below every measured one (a failed trial, which
+    # it ignores, would leave it blind to the region the model ruled out)
+    import optuna
+
+    (db,) = (tmp_path / "art").rglob("*.study.db")
+    states = {t.params["BLOCK"]: t.state for s in optuna.get_all_study_summaries(f"sqlite:///{db}")
+              for t in optuna.load_study(study_name=s.study_name, storage=f"sqlite:///{db}").trials}
+    assert states[4096] == optuna.trial.TrialState.PRUNED
+    assert {states[b] for b in blocks[:-1]} == {optuna.trial.TrialState.COMPLETE}
 
 
 def test_candidates_raced_out_at_their_screen_count_toward_pruning(fake_device, write, tmp_path):

@@ -84,6 +84,8 @@ def summarize(study) -> dict:
         elif t.state == state.FAIL:
             row["failed"] += 1
             row["done"] += result is not None
+        elif t.state == state.PRUNED:  # the cost model's prediction: evaluated, neither failed nor measured
+            row["done"] += result is not None
         elif t.state == state.COMPLETE:
             row["done"] += 1
             if best is None or t.value < best.value:

@@ -22,6 +22,17 @@ def claimed(trial) -> bool:
     return trial.user_attrs.get(CLAIM) == trial.number
 
 
+def ran_a_candidate(trial) -> bool:
+    """Whether `trial` evaluated its own point: its result recorded, not answered as a duplicate, and ended
+    COMPLETE or FAIL, or PRUNED by the cost model after it took its unit of budget (a constraint's refusal,
+    also PRUNED, takes none; kt_cli.search.storage.sampler_state)."""
+    import optuna
+
+    state = optuna.trial.TrialState
+    return ("result" in trial.user_attrs and "duplicate_of" not in trial.user_attrs
+            and (trial.state in (state.COMPLETE, state.FAIL) or (trial.state == state.PRUNED and claimed(trial))))
+
+
 def awaits_retry(trial, retried: set) -> bool:
     """A claimed trial failed because its process died, whose retry is not queued yet: the process
     that failed it is queueing it now (or died doing so, and kt_cli.search.recovery queues it). Its
@@ -97,7 +108,7 @@ class Ledger:
             elif t.state == state.WAITING:
                 waiting.append((point_key(fixed if fixed is not None else t.params), t))
             elif "result" in t.user_attrs:
-                if t.state in (state.COMPLETE, state.FAIL) and "duplicate_of" not in t.user_attrs:
+                if ran_a_candidate(t):
                     finished.append((point_key(t.params), t))
             elif awaits_retry(t, retried):
                 claims.append((point_key(t.params), t))

@@ -1,7 +1,8 @@
 """The Optuna objective of one study: suggest a point, prune it if it breaks a constraint, answer it
 from the study if it was evaluated before, take a unit of the budget, evaluate it, record its
-TrialResult. Failed candidates are marked failed (never scored with a huge number); every trial keeps
-its TrialResult as the user attribute "result", so the study alone can rebuild trials.jsonl."""
+TrialResult. Failed candidates are marked failed (never scored with a huge number), candidates the cost
+model pruned are marked pruned (TPE ranks them below every measured one); every trial keeps its TrialResult
+as the user attribute "result", so the study alone can rebuild trials.jsonl."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from kt_cli.recipe.space import ENUMERATION_LIMIT
 from kt_cli.search.ledger import ABORTED, CLAIM, SKIPPED, Budget, Ledger, point_key
 from kt_cli.search.recovery import fail_dead_trials
 from kt_cli.search.shared_reads import RECENT_S, recent_reads
-from kt_cli.search.storage import HOST, trial_result
+from kt_cli.search.storage import HOST, sampler_state, trial_result
 
 MAX_DUPLICATES_IN_A_ROW = 20
 POLL_S = 0.5
@@ -111,9 +112,7 @@ class Objective:
             trial.set_user_attr(ABORTED, repr(exc))
             raise
         self._record(trial, result)
-        if result.ok and result.value is not None:
-            return result.value
-        raise CandidateFailed(f"{result.failure_kind}: {result.message}")
+        return self._told(result)
 
     def _my_turn(self, trial, key: str) -> tuple[Ledger, int]:
         """Wait until this trial may decide (claim its point, skip, or answer a duplicate) without two
@@ -238,7 +237,21 @@ class Objective:
             self.duplicates = 0
         if previous.state == optuna.trial.TrialState.COMPLETE:
             return previous.value
+        if previous.state == optuna.trial.TrialState.PRUNED:
+            raise optuna.TrialPruned("duplicate of a point the cost model pruned")
         raise CandidateFailed("duplicate of a failed point")
+
+    @staticmethod
+    def _told(result):
+        """End the trial as the sampler should learn it (storage.sampler_state): its value, pruned, or failed."""
+        import optuna
+
+        told = sampler_state(result)
+        if told == optuna.trial.TrialState.COMPLETE:
+            return result.value
+        if told == optuna.trial.TrialState.PRUNED:
+            raise optuna.TrialPruned(f"{result.failure_kind}: {result.message}")
+        raise CandidateFailed(f"{result.failure_kind}: {result.message}")
 
     def _record(self, trial, result) -> None:
         trial.set_user_attr("result", json.dumps(result.to_json()))

@@ -15,7 +15,7 @@ import datetime
 
 from kt_cli.search.ledger import SKIPPED, awaits_retry, claimed
 from kt_cli.search.liveness import OWNER, is_dead
-from kt_cli.search.storage import trial_result
+from kt_cli.search.storage import sampler_state, trial_result
 
 RETRY_WINDOW_S = 10.0  # a failed trial's retry is queued within this by the process that failed it
 
@@ -51,7 +51,7 @@ def _settle(study, trial) -> None:
     result = trial_result(trial)
     values = None
     if result is not None and ("duplicate_of" in trial.user_attrs or claimed(trial)):
-        final = state.COMPLETE if result.ok and result.value is not None else state.FAIL
+        final = sampler_state(result)
         values = [result.value] if final == state.COMPLETE else None
     elif result is not None or SKIPPED in trial.user_attrs:
         final = state.PRUNED

@@ -114,13 +114,27 @@ def earlier_results(storage, study_name: str) -> list[TrialResult]:
     return [trial_result(t) for t in evaluated(study)]
 
 
+def sampler_state(result: TrialResult):
+    """The Optuna state a trial that evaluated its point ends in, which is what the sampler learns of it:
+    COMPLETE with its value when it was measured or estimated; PRUNED when the cost model predicted it far
+    slower than the best (TPE ranks pruned trials below every complete one, so it learns the region is
+    slow without a made-up value; as a failed trial, which TPE ignores, the more the model pruned the
+    fewer results the sampler had: docs/performance.md, twenty-fourth session); FAIL otherwise."""
+    import optuna
+
+    if result.ok and result.value is not None:
+        return optuna.trial.TrialState.COMPLETE
+    return optuna.trial.TrialState.PRUNED if result.failure_kind == "pruned" else optuna.trial.TrialState.FAIL
+
+
 def evaluated(study) -> list:
     """Trials that ran a candidate (not pruned as invalid, not answered as a duplicate)."""
     import optuna
 
-    done = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL)
-    return [t for t in study.get_trials(deepcopy=False, states=done)
-            if "result" in t.user_attrs and "duplicate_of" not in t.user_attrs]
+    from kt_cli.search.ledger import ran_a_candidate
+
+    done = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL, optuna.trial.TrialState.PRUNED)
+    return [t for t in study.get_trials(deepcopy=False, states=done) if ran_a_candidate(t)]
 
 
 def idle(study) -> dict:
