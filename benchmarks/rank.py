@@ -172,37 +172,47 @@ def problem_of(record: dict) -> tuple:
     return record["device"], record["recipe"], record["dtype"], json.dumps(record["shape"], sort_keys=True)
 
 
-def pruning(records: list[dict], ratio: float, after: int, orders: int = 200) -> dict:
+def pruning(records: list[dict], ratio: float, after: int, orders: int = 200, waiting: int = 1) -> dict:
     """Measured tuning with the evaluator's pruning rule (kt_cli/evaluate/pruning.py) replayed on the
-    stored problems in `orders` random orders: the share of device evaluations it saves, and how often,
-    and by how much, the best it keeps is slower than the true best."""
+    stored problems in `orders` random orders: the share of device evaluations it saves, how often, and by
+    how much, the best it keeps is slower than the true best, and after what share of the candidates it
+    timed the best (within 1%) was timed. `waiting`: how many compiled candidates wait for the device, the
+    one with the lowest estimate over the fastest so far taken first (kt_cli.evaluate.device_turns); 1:
+    arrival order."""
     import random
 
-    from kt_cli.evaluate.pruning import pruned_at
+    from kt_cli.evaluate.pruning import over_fastest, pruned_at
 
     groups = defaultdict(list)
     for r in records:
         groups[problem_of(r)].append(
             (estimate(r)["seconds"], r["measured_s"]))
-    rng, saved, runs, lost, worst = random.Random(0), [], 0, 0, 1.0
+    rng, saved, runs, lost, worst, until_best = random.Random(0), [], 0, 0, 1.0, []
     for points in (g for g in groups.values() if len(g) >= MIN_POINTS):
         best = min(m for _, m in points)
         for _ in range(orders):
-            order = rng.sample(points, len(points))
-            fastest, timed, pruned = None, 0, 0
-            for est, meas in order:
+            order, queue = rng.sample(points, len(points)), []
+            fastest, timed, pruned, found = None, 0, 0, None
+            while order or queue:
+                queue += [order.pop() for _ in range(min(len(order), waiting - len(queue)))]
+                queue.sort(key=lambda p: over_fastest(p[0], fastest and fastest[0]))  # stable: arrival order
+                est, meas = queue.pop(0)
                 if fastest and pruned_at(est, fastest[0], timed, ratio, after) is not None:
                     pruned += 1
                     continue
                 timed += 1
                 if fastest is None or meas < fastest[1]:
                     fastest = (est, meas)
+                if found is None and meas <= best * 1.01:
+                    found = timed
             saved.append(pruned / len(points))
+            until_best.append((found or timed) / timed)
             runs += 1
             lost += fastest[1] > best * 1.01
             worst = max(worst, fastest[1] / best)
-    return {"ratio": ratio, "after": after, "evaluations_saved": statistics.fmean(saved),
-            "runs_missing_best_by_1pct": lost / runs, "worst_kept_vs_best": worst}
+    return {"ratio": ratio, "after": after, "waiting": waiting, "evaluations_saved": statistics.fmean(saved),
+            "runs_missing_best_by_1pct": lost / runs, "worst_kept_vs_best": worst,
+            "best_timed_after": statistics.fmean(until_best)}
 
 
 def run_offsets(records: list[dict]) -> list[dict]:
@@ -248,7 +258,8 @@ def main() -> None:
         from kt_cli.evaluate.evaluator import PRUNE_AFTER, PRUNE_RATIO
 
         for ratio in sorted({1.2, 1.3, PRUNE_RATIO, 2.0}):
-            print(json.dumps(pruning(records, ratio, PRUNE_AFTER)))
+            for waiting in (1, 8):
+                print(json.dumps(pruning(records, ratio, PRUNE_AFTER, waiting=waiting)))
         return
     if args.offsets:
         found = run_offsets(records)

@@ -162,6 +162,8 @@ def main() -> None:
                         help="time every candidate fully (a ranking dataset wants precise times of slow configs too)")
     parser.add_argument("--no-prune", action="store_true",
                         help="send every candidate to the device (a ranking dataset must not depend on the model)")
+    parser.add_argument("--arrival-order", action="store_true",
+                        help="candidates take the device in arrival order, not the most promising first")
     parser.add_argument("--no-anchors", action="store_true", help="skip the anchors (a dataset run)")
     parser.add_argument("--json", required=True)
     parser.add_argument("--out", default="/tmp/kt-bench")
@@ -174,6 +176,8 @@ def main() -> None:
         evaluator.RACE_MARGIN = None
     if args.no_prune:
         evaluator.PRUNE_RATIO = 0
+    if args.arrival_order:
+        evaluator.ORDER_BY_ESTIMATE = False
     report = {"environment": environment(), "command": " ".join(["python benchmarks/run.py", *sys.argv[1:]]),
               "ceilings": ceilings(), "kernels": []}
     Path(args.json).write_text(json.dumps(report, indent=1))

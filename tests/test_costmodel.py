@@ -345,6 +345,37 @@ def test_candidates_raced_out_at_their_screen_count_toward_pruning(fake_device, 
         evaluator.close()
 
 
+def test_waiting_candidates_take_the_device_by_their_estimate_over_their_problems_fastest(fake_device, write,
+                                                                                         tmp_path, monkeypatch):
+    # kt_cli/evaluate/device_turns.py orders by what the evaluator says: nothing timed yet, every candidate
+    # alike (arrival order); then its estimate over the fastest one's, read at hand-on; never where the
+    # vendor's model does not prune
+    from kt_cli.evaluate import evaluator as evaluator_module
+    from kt_cli.evaluate.evaluator import Evaluator
+    from kt_cli.kernel import KernelSource
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.search.plan import plan_targets
+    from kt_cli.types import TrialResult, shape_key
+
+    recipe = load_recipe(dsl_recipe(write, SEEDED_ADD, space="BLOCK = [64, 128]\nnum_warps = [1]"))
+    plan, shape = plan_targets(recipe, ("fake:cpu",))[0], {"N": 4096}
+    key = (plan.spec.name, shape_key(shape))
+    evaluator = Evaluator(KernelSource(str(tmp_path / "kernel.py"), "dsl", "kernel"), recipe, [], 60)
+    try:
+        slow, promising = (evaluator._device_priority(key, {"seconds": s}, prunes=True) for s in (3e-6, 0.9e-6))
+        assert slow() == promising() == 0.0
+        evaluator.observe(plan, TrialResult("ok", {"BLOCK": 64, "num_warps": 1}, plan.spec.name, shape, "measured",
+                                            value=1e-6, stats={"ci_low": 1e-6, "ci_high": 1e-6, "median": 1e-6,
+                                                               "device": plan.device.name,
+                                                               "estimate": {"seconds": 1e-6}}))
+        assert slow() == pytest.approx(3.0) and promising() == pytest.approx(0.9)
+        assert evaluator._device_priority(key, {"seconds": 3e-6}, prunes=False)() == 0.0
+        monkeypatch.setattr(evaluator_module, "ORDER_BY_ESTIMATE", False)
+        assert evaluator._device_priority(key, {"seconds": 3e-6}, prunes=True)() == 0.0
+    finally:
+        evaluator.close()
+
+
 def _trials(artifact_dir) -> list[dict]:
     (path,) = [p for p in artifact_dir.rglob("trials.jsonl")]
     return [json.loads(line) for line in path.read_text().splitlines()]

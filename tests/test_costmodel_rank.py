@@ -164,6 +164,12 @@ def test_pruning_replayed_on_the_stored_runs_never_loses_the_best(run, monkeypat
     replayed = rank.pruning(records, PRUNE_RATIO, PRUNE_AFTER)
     assert replayed["runs_missing_best_by_1pct"] == 0, replayed
     assert replayed["evaluations_saved"] > 0.05  # and it still prunes
+    # with 8 compiled candidates waiting and the device taken by the most promising first
+    # (kt_cli/evaluate/device_turns.py): no best lost either, more saved, the best timed sooner
+    best_first = rank.pruning(records, PRUNE_RATIO, PRUNE_AFTER, waiting=8)
+    assert best_first["runs_missing_best_by_1pct"] == 0, best_first
+    assert best_first["evaluations_saved"] > replayed["evaluations_saved"], (best_first, replayed)
+    assert best_first["best_timed_after"] < replayed["best_timed_after"], (best_first, replayed)
 
 
 def test_problems_far_apart_in_size_are_estimated_in_order():

@@ -19,7 +19,7 @@ from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.interpreter_fixes import not_interpretable
 from kt_cli.evaluate.cross_compile import WARM_ENV
 from kt_cli.evaluate.pool import NICE_ENV, WorkerPool
-from kt_cli.evaluate.pruning import pruned_at
+from kt_cli.evaluate.pruning import over_fastest, pruned_at
 from kt_cli.evaluate.race import Bound, Race, ranked_seconds
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 
@@ -34,6 +34,9 @@ RACE_MARGIN = 0.03  # a candidate races on while its interval reaches within 3% 
 # The ratio is chosen on the stored measurements (benchmarks/rank.py --prune; docs/costmodel.md).
 PRUNE_RATIO = 1.5
 PRUNE_AFTER = 3
+# Where the vendor's model prunes, it also orders: the compiled candidates waiting for the device take it
+# lowest estimate over their problem's fastest first (kt_cli.evaluate.device_turns); False: arrival order.
+ORDER_BY_ESTIMATE = True
 
 
 COMPILE_WORKER_BYTES = 1 << 30  # memory a compile worker may take (torch, Triton, a compile): a cap on the pool
@@ -269,6 +272,14 @@ class Evaluator:
         return (f"the cost model estimates {estimate['seconds']:.3g} s, {over:.1f}x its estimate of the fastest "
                 f"candidate so far (pruned above {PRUNE_RATIO:g}x)")
 
+    def _device_priority(self, key: tuple, estimate: dict, prunes: bool):
+        """Where this candidate stands among those waiting for the device (kt_cli.evaluate.device_turns),
+        read when the device is handed on: its estimate over its problem's fastest so far where the vendor's
+        model prunes (and so orders), else 0 for all (arrival order)."""
+        if not (prunes and ORDER_BY_ESTIMATE):
+            return lambda: 0.0
+        return lambda: over_fastest(estimate.get("seconds"), self.fastest_estimate.get(key))
+
     def _with_rates(self, result: TrialResult, plan: TargetPlan) -> TrialResult:
         """Add FLOP/s, bytes/s and the fraction of peak. A measured time the hardware cannot reach
         (zero, below the time to write the outputs at peak bandwidth, or above 100% of a declared
@@ -395,7 +406,8 @@ class Evaluator:
             verification, out = self.device_judge(plan.spec).verify_and_time(
                 self.device_pool(plan.spec.vendor), self.source, candidate, shapes, self.recipe.search.seed, clock,
                 self.recipe.problem.tolerance, race,
-                (lambda: self.compile_shapes(candidate, plan.spec, clock, tuple(shapes[1:]))) if screened else None)
+                (lambda: self.compile_shapes(candidate, plan.spec, clock, tuple(shapes[1:]))) if screened else None,
+                self._device_priority(key, estimate, prunes))
         except WorkerFailure as exc:
             exc.resources = compiled["resources"]
             raise

@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Callable
 
+from kt_cli.evaluate.device_turns import FIRST, DeviceTurns
 from kt_cli.evaluate.failure import RESTART_ON, WorkerFailure
 from kt_cli.evaluate.launch_watch import every_watched_name
 from kt_cli.evaluate.phases import PhaseClock
@@ -34,7 +35,7 @@ class IsolatedVerifier:
         # under the interpreter a candidate may still reach for any vendor's device objects
         self.watched_names = every_watched_name()
         self.judge_pool = WorkerPool(1, env)
-        self.lock = threading.Lock()
+        self.lock = DeviceTurns()  # the device's turns: the most promising waiting candidate first
         self._interpreter_defects: list | None = None  # asked of the interpreter once, after a failure
 
     def stop(self) -> None:
@@ -142,7 +143,8 @@ class IsolatedVerifier:
 
     def verify_and_time(self, worker: WorkerPool, source, candidate, shapes: list, seed: int, clock: PhaseClock,
                         recipe_tolerance=None, race: Callable[[], Bound | None] = lambda: None,
-                        before_verify: Callable[[], None] | None = None) -> tuple[dict, dict]:
+                        before_verify: Callable[[], None] | None = None,
+                        priority: Callable[[], float] = lambda: 0.0) -> tuple[dict, dict]:
         """Measured mode: (verification, timing) of one candidate on the problem and `shapes`; `clock`
         learns how long each took (the wait for the device left out). Racing: where `race` (read once
         the device is this candidate's) gives a bound, the candidate is screened first (time(screen=
@@ -152,11 +154,12 @@ class IsolatedVerifier:
         timed fully (racing on against the bound); `before_verify` (a screened candidate's compile of
         its verification shapes) runs between its screen and its verification with the device given
         up meanwhile. `race` may instead raise WorkerFailure: the candidate does not get the device at
-        all (the evaluator's pruning)."""
+        all (the evaluator's pruning). `priority` orders the candidates waiting for the device (lower first,
+        read when the device is handed on: kt_cli.evaluate.device_turns)."""
         from kt_cli.evaluate.requests import split_params
 
         params, options = split_params(candidate.params, self.target.launch_options)
-        self._take_device(clock)
+        self._take_device(clock, priority)
         try:
             bound = race()
             if bound is not None and bound.seconds is not None:
@@ -172,7 +175,7 @@ class IsolatedVerifier:
                     try:
                         before_verify()
                     finally:
-                        self._take_device(clock)
+                        self._take_device(clock, lambda: FIRST)  # screened and can still win: it goes on
             with clock.phase("verify"):
                 verification = self.verify(worker, source, params, options, shapes, candidate.dtype, seed,
                                            recipe_tolerance, clock)
@@ -182,9 +185,9 @@ class IsolatedVerifier:
         finally:
             self.lock.release()
 
-    def _take_device(self, clock: PhaseClock) -> None:
+    def _take_device(self, clock: PhaseClock, priority: Callable[[], float]) -> None:
         waiting = time.perf_counter()
-        self.lock.acquire()
+        self.lock.take(priority)
         clock.add("wait.device", time.perf_counter() - waiting)  # the candidates ahead of this one
 
 

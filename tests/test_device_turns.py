@@ -1,0 +1,86 @@
+"""The device's turns (kt_cli/evaluate/device_turns.py): of the compiled candidates waiting for the device,
+the one the cost model finds most promising against its problem's best so far is timed first."""
+
+import threading
+import time
+
+from kt_cli.evaluate.device_turns import DeviceTurns
+
+
+def _queue(turns: DeviceTurns, priorities: list, served: list) -> list:
+    """Start a waiter per priority (in this order, each waiting before the next starts) while the device is
+    held; each notes its name when it gets the device and hands it on."""
+    threads = []
+    for name, priority in priorities:
+        def wait(name=name, priority=priority):
+            turns.take(priority)
+            served.append(name)
+            turns.release()
+        thread = threading.Thread(target=wait, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 5
+        while len(turns._waiting) < len(threads) + 1 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        threads.append(thread)
+    return threads
+
+
+def test_the_most_promising_waiting_candidate_gets_the_device_first_and_ties_keep_arrival_order():
+    turns, served = DeviceTurns(), []
+    turns.take()
+    threads = _queue(turns, [("slow", lambda: 3.0), ("best", lambda: 0.9), ("tied a", lambda: 1.2),
+                             ("tied b", lambda: 1.2), ("first candidate of a problem", lambda: 0.0)], served)
+    turns.release()
+    for thread in threads:
+        thread.join(5)
+    assert served == ["first candidate of a problem", "best", "tied a", "tied b", "slow"]
+
+
+def test_a_waiters_priority_is_read_when_the_device_is_handed_on_not_when_it_began_to_wait():
+    # the problem's fastest estimate moves while candidates wait: a candidate that looked promising when it
+    # arrived may be estimated far slower than the best found meanwhile
+    turns, served, fastest = DeviceTurns(), [], {"estimate": 10.0}
+    turns.take()
+    threads = _queue(turns, [("was promising", lambda: 12.0 / fastest["estimate"]), ("steady", lambda: 1.1)], served)
+    fastest["estimate"] = 4.0  # a better candidate was timed meanwhile: 12 / 4 = 3x its estimate now
+    turns.release()
+    for thread in threads:
+        thread.join(5)
+    assert served == ["steady", "was promising"]
+
+
+def test_a_priority_that_cannot_be_read_waits_last_and_stalls_no_one():
+    turns, served = DeviceTurns(), []
+    turns.take()
+    threads = _queue(turns, [("broken", lambda: 1 / 0), ("fine", lambda: 2.0)], served)
+    turns.release()
+    for thread in threads:
+        thread.join(5)
+    assert served == ["fine", "broken"]
+
+
+def test_readying_and_a_candidate_taking_the_device_back_go_before_any_waiting_candidate():
+    turns, served = DeviceTurns(), []
+    turns.take()
+    threads = _queue(turns, [("candidate", lambda: 0.0)], served)
+
+    def ready():
+        with turns:
+            served.append("ready")
+    readier = threading.Thread(target=ready, daemon=True)
+    readier.start()
+    while len(turns._waiting) < 2:
+        time.sleep(0.001)
+    turns.release()
+    for thread in [*threads, readier]:
+        thread.join(5)
+    assert served == ["ready", "candidate"]
+
+
+def test_the_device_is_free_again_once_every_waiter_is_served():
+    turns = DeviceTurns()
+    with turns:
+        pass
+    turns.take(lambda: 5.0)  # nobody else waiting: taken at once whatever the priority
+    turns.release()
+    assert not turns._held and turns._next is None and not turns._waiting
