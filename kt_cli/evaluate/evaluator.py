@@ -394,13 +394,20 @@ class Evaluator:
         # than the best so far (it never reaches the device), then racing: a candidate whose first
         # samples lie wholly above the best one's interval (plus RACE_MARGIN) is raced out before it is
         # verified; only one that can still win gets the full protocol (IsolatedVerifier.verify_and_time),
-        # and its sampling stops as soon as it cannot.
+        # and its sampling stops as soon as it cannot. A candidate already pruned does not wait for the
+        # device first: taken most promising first, it would wait behind every other.
 
         def race() -> Bound:
             pruned = self._predicted_far_slower(key, estimate) if prunes else ""
             if pruned:
                 raise WorkerFailure("pruned", pruned)
             return self.race.bound(key, RACE_MARGIN)
+
+        try:
+            race()
+        except WorkerFailure as exc:
+            exc.resources = compiled["resources"]
+            raise
 
         try:
             verification, out = self.device_judge(plan.spec).verify_and_time(
