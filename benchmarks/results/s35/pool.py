@@ -1,0 +1,28 @@
+"""The session's pruning runs pooled by mode (calls 1-4, one H200 each): device evaluations (candidates sent to
+the device) per recipe against the runs without pruning, and each problem's best as its ratio to the baseline
+timed beside it. python pool.py"""
+import glob
+import json
+import statistics
+from collections import defaultdict
+
+MODES = {"new": "arrival", "arrival": "arrival", "bestfirst": "best first", "noprune": "no pruning",
+         "old": "before the sampler change"}
+runs = defaultdict(list)  # mode -> [(file, {recipe: (sent, pruned, {problem: ratio})})]
+for path in sorted(glob.glob("call*/bench_*.json")):
+    mode = MODES[path.split("bench_")[1].rsplit("_", 1)[0]]
+    kernels = json.load(open(path))["kernels"]
+    runs[mode].append((path, {k["recipe"]: (k["kinds"].get("ok", 0), k["kinds"].get("pruned", 0),
+                                            {r["shape_key"]: r["stats"]["ratio"]["median"] for r in k["results"]})
+                              for k in kernels}))
+base = {rec: statistics.fmean(r[rec][0] for _, r in runs["no pruning"]) for rec in ("matmul", "attention")}
+for mode, rs in runs.items():
+    print(f"== {mode}: {len(rs)} runs")
+    for rec in ("matmul", "attention"):
+        sent = [r[rec][0] for _, r in rs]
+        print(f"  {rec:9s} sent {sent} mean {statistics.fmean(sent):.1f} -> {1 - statistics.fmean(sent) / base[rec]:.0%} "
+              f"fewer than without pruning ({base[rec]:.1f})")
+        for problem in rs[0][1][rec][2]:
+            ratios = [r[rec][2][problem] for _, r in rs]
+            print(f"    {problem:40s} best/baseline median {statistics.median(ratios):.3f} range "
+                  f"{min(ratios):.3f}-{max(ratios):.3f}")
