@@ -9,7 +9,7 @@ from collections import defaultdict
 MODES = {"new": "arrival", "arrival": "arrival", "bestfirst": "best first", "noprune": "no pruning",
          "old": "before the sampler change"}
 runs = defaultdict(list)  # mode -> [(file, {recipe: (sent, pruned, {problem: ratio})})]
-for path in sorted(glob.glob("call*/bench_*.json")):
+for path in sorted(glob.glob("call[1-4]/bench_*.json")):  # (call 5: the matmul recipe at 32 trials, below)
     mode = MODES[path.split("bench_")[1].rsplit("_", 1)[0]]
     kernels = json.load(open(path))["kernels"]
     runs[mode].append((path, {k["recipe"]: (k["kinds"].get("ok", 0), k["kinds"].get("pruned", 0),
@@ -26,3 +26,9 @@ for mode, rs in runs.items():
             ratios = [r[rec][2][problem] for _, r in rs]
             print(f"    {problem:40s} best/baseline median {statistics.median(ratios):.3f} range "
                   f"{min(ratios):.3f}-{max(ratios):.3f}")
+
+print("== call 5: the matmul recipe at its own budget (32 trials a problem)")
+for path in sorted(glob.glob("call5/bench32_*.json")):
+    k = json.load(open(path))["kernels"][0]
+    print(f"  {path:32s} sent {k['kinds'].get('ok', 0)} pruned {k['kinds'].get('pruned', 0)} best/baseline "
+          + " ".join(f"{r['stats']['ratio']['median']:.3f}" for r in k["results"]))
