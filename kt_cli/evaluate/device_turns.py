@@ -5,9 +5,10 @@ workers feed one GPU). Served in arrival order, the device times them in the ord
 propose them. Served best first, the candidate with the lowest estimate relative to its problem's fastest
 so far is timed first: the best is found sooner, the racing bound tightens sooner (cheaper screens for the
 rest), and the pruning rule (kt_cli.evaluate.pruning) meets the others with a better reference. Replayed on
-the stored measurements (docs/costmodel.md): with 8 candidates waiting, pruning at 1.5x saves 34% of the
-device evaluations on the GEMM and attention problems against 28% in arrival order, loses no best, and the
-best is timed after 26% of the timed candidates against 39%.
+the stored measurements with 8 candidates waiting (benchmarks/rank.py --prune; docs/costmodel.md), pruning
+at 1.5x saves more on every set (held out: s28 34 -> 39% of the device evaluations, s34d 38 -> 45%), loses
+no best, and the best is timed after 37-47% of the timed candidates instead of 50-60%. In real tunes on an
+H200 the queue was short and the difference within the runs' spread (BENCHMARKS.md, twenty-fifth session).
 
 A waiter's priority is read when the device is handed on, not when it started to wait: the problem's
 fastest estimate moves meanwhile. Lower goes first; equal priorities keep arrival order."""
