@@ -301,7 +301,7 @@ def test_measured_tuning_prunes_candidates_the_model_estimates_far_slower(fake_d
     pruned = [b for b, t in trials.items() if t["failure_kind"] == "pruned"]
     assert pruned == [4096]
     assert "the cost model estimates" in trials[4096]["message"] and f"pruned above {PRUNE_RATIO:g}x" in trials[4096]["message"]
-    assert "1 predicted far slower by the cost model, not sent to the device" in result.stdout
+    assert "1 pruned (predicted far slower by the cost model, not sent to the device)" in result.stdout
     # the sampler learns it: a pruned trial, which TPE ranks below every measured one (a failed trial, which
     # it ignores, would leave it blind to the region the model ruled out)
     import optuna

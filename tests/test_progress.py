@@ -46,8 +46,10 @@ def test_the_summary_says_what_became_of_the_candidates_and_where_the_time_went(
     other.add(_result("spills", compile=1.0))
     tally.merge(other)
     lines = tally.summary()
-    assert lines[0] == ("this run: 6 candidates in 1m 00s (6.0/min): 2 timed fully, 1 pruned, "
-                        "4 failed (slow_compile 1, spills 2, wrong 1)")
+    # the parts add up to the candidates; a point a constraint refused is said apart, not counted
+    assert lines[0] == ("this run: 6 candidates in 1m 00s (6.0/min): 2 timed fully, 0 pruned, "
+                        "4 failed (slow_compile 1, spills 2, wrong 1); 1 more point pruned by a constraint or a "
+                        "resource limit (not counted)")
     assert lines[1] == ("time in each phase, summed over candidates: compile 24 s, verify 0.8 s, time 2.0 s; "
                         "device busy 50% of the run")
     assert study_key(_result("ok")) == KEY

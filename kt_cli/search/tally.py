@@ -109,13 +109,16 @@ class Tally:
         if self.raced_out:
             parts.append(f"{self.raced_out} raced out (stopped once surely slower than the best; "
                          f"{self.raced_out_unverified} at their first samples, before verification)")
-        by_model = self.kinds.get("pruned", 0)
-        parts.append(f"{self.kinds.get('invalid', 0) + by_model} pruned"
-                     + (f" ({by_model} predicted far slower by the cost model, not sent to the device)" if by_model else ""))
+        by_model, refused = self.kinds.get("pruned", 0), self.kinds.get("invalid", 0)
+        parts.append(f"{by_model} pruned" + (" (predicted far slower by the cost model, not sent to the device)"
+                                             if by_model else ""))
         parts.append(f"{sum(failed.values())} failed ({outcomes(failed)})" if failed else "0 failed")
+        # points a constraint or a resource limit refused are not candidates (the budget does not count them)
         lines = [f"this run: {self.done} candidate{'' if self.done == 1 else 's'} in {duration(self.wall_seconds)} "
                  f"({rate:.1f}/min): "
-                 + ", ".join(parts)]
+                 + ", ".join(parts)
+                 + (f"; {refused} more point{'' if refused == 1 else 's'} pruned by a constraint or a resource limit"
+                    f" (not counted)" if refused else "")]
         if self.phase_seconds:
             phases = ", ".join(f"{name} {duration(self.phase_seconds[name])}"
                                for name in ("compile", "screen", "verify", "time") if name in self.phase_seconds)
