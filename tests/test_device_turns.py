@@ -84,3 +84,34 @@ def test_the_device_is_free_again_once_every_waiter_is_served():
     turns.take(lambda: 5.0)  # nobody else waiting: taken at once whatever the priority
     turns.release()
     assert not turns._held and turns._next is None and not turns._waiting
+
+
+def test_many_candidates_taking_and_handing_on_the_device_never_hold_it_together_and_all_get_it():
+    import random
+
+    turns, inside, most, done = DeviceTurns(), [0], [0], []
+    guard = threading.Lock()
+
+    def candidate(seed: int):
+        rng = random.Random(seed)
+        for _ in range(40):
+            if rng.random() < 0.2:
+                turns.__enter__()  # readying, or a screened candidate taking the device back
+            else:
+                turns.take(lambda value=rng.random() * 3: value)
+            with guard:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            time.sleep(rng.random() * 1e-4)
+            with guard:
+                inside[0] -= 1
+            turns.release()
+        done.append(seed)
+
+    threads = [threading.Thread(target=candidate, args=(seed,), daemon=True) for seed in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(done) == list(range(16)) and most[0] == 1
+    assert not turns.locked() and not turns._waiting and turns._next is None
