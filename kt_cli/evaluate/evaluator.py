@@ -397,19 +397,17 @@ class Evaluator:
         # and its sampling stops as soon as it cannot. A candidate already pruned does not wait for the
         # device first: taken most promising first, it would wait behind every other.
 
-        def race() -> Bound:
+        def prune() -> None:
             pruned = self._predicted_far_slower(key, estimate) if prunes else ""
             if pruned:
                 raise WorkerFailure("pruned", pruned)
+
+        def race() -> Bound:
+            prune()
             return self.race.bound(key, RACE_MARGIN)
 
         try:
-            race()
-        except WorkerFailure as exc:
-            exc.resources = compiled["resources"]
-            raise
-
-        try:
+            prune()
             verification, out = self.device_judge(plan.spec).verify_and_time(
                 self.device_pool(plan.spec.vendor), self.source, candidate, shapes, self.recipe.search.seed, clock,
                 self.recipe.problem.tolerance, race,
