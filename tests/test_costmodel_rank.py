@@ -106,6 +106,13 @@ FRESH = {
     "s34d": (RESULTS / "rank_fresh_h200_s34d.jsonl", RESULTS / "calibrate_h200_s34d.json", 9,
              {"rho_median": 0.88, "rho_worst": 0.73, "winner_within_10pct": 0.85, "top8_recall": 1.0,
               "error_median": 0.14, "ties": 25}),
+    # held out a fifth time (2026-11-28, twenty-sixth session, results/s36/call1): holdout_*_e.toml, written at
+    # the session's start, before anything was measured on them and before the session changed the model, H200,
+    # calibrated in the same call; scored once with the twenty-fifth session's final model: rho median 0.91,
+    # worst 0.52, winner 78%, top-8 100%, error 15%, 28 ties
+    "s36e": (RESULTS / "rank_fresh_h200_s36e.jsonl", RESULTS / "calibrate_h200_s36e.json", 9,
+             {"rho_median": 0.89, "rho_worst": 0.50, "winner_within_10pct": 0.77, "top8_recall": 1.0,
+              "error_median": 0.16, "ties": 30}),
     # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
     # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
     # 4096^3 and 8192^3 down) while it raised every other run's (docs/costmodel.md)
@@ -208,7 +215,7 @@ def test_the_learned_baseline_fits_what_its_features_show():
     assert learned_models.predict(model, [0.9, 0.5]) - learned_models.predict(model, [0.1, 0.5]) > 0.8
 
 
-HELD_OUT = ("s28", "s33b", "s34c", "s34d")  # the runs of benchmarks/recipes/holdout_*.toml
+HELD_OUT = ("s28", "s33b", "s34c", "s34d", "s36e")  # the runs of benchmarks/recipes/holdout_*.toml
 
 
 def test_the_held_out_recipes_are_the_library_spaces_on_problems_no_other_data_has():
