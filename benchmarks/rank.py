@@ -69,10 +69,14 @@ def estimate(record: dict) -> dict:
 
 def use_calibrations(paths) -> None:
     """Lay the constants of `kt --json devices --calibrate` outputs over their devices' points."""
+    from kt_cli.evaluate.calibrate import knees
+
     for path in paths:
         for device in json.loads(Path(path).read_text())["devices"]:
             if "calibration" in device:
-                CALIBRATIONS[device["name"]] = device["calibration"]["constants"]
+                calibration = device["calibration"]
+                # calibrations stored before the knees were: fitted to their own sweeps, as kt fits them now
+                CALIBRATIONS[device["name"]] = {**knees(calibration, device["sm_count"]), **calibration["constants"]}
 
 
 def work_items(record: dict) -> float:

@@ -233,22 +233,27 @@ class LoadPhases:
 
 def innermost_mma_loop(code: list) -> dict:
     """The loop a kernel's MMAs run in, from its instructions in program order, each `(position, mma
-    FLOPs, branch target)`: FLOPs that one issue of the instruction does (per warpgroup or wave, as the
-    vendor counts them; 0 for anything else) and, for a branch, the position it goes to (else None).
-    The loop is the smallest span from a backward branch's target to the branch that holds an MMA: one
-    pass of a kernel's main loop. Returns its `loop_instructions` (every instruction of one pass),
-    `loop_mmas` and `loop_mma_flops` (one pass's MMA instructions and their FLOPs), or {} when no loop
-    holds an MMA (the cost model's MMA issue term, kt_cli.evaluate.estimate, then leaves the math term
-    as it is)."""
+    FLOPs, branch target)` or `(position, mma FLOPs, branch target, shared bytes)`: FLOPs that one issue
+    of the instruction does (per warpgroup or wave, as the vendor counts them; 0 for anything else), for
+    a branch the position it goes to (else None), and the bytes of shared memory the MMA reads its
+    operands from (0 where its operands come from registers). The loop is the smallest span from a
+    backward branch's target to the branch that holds an MMA: one pass of a kernel's main loop. Returns
+    its `loop_instructions` (every instruction of one pass), `loop_mmas` and `loop_mma_flops` (one pass's
+    MMA instructions and their FLOPs) and, where its MMAs read shared memory, `loop_mma_shared_bytes`;
+    or {} when no loop holds an MMA (the cost model's MMA issue and shared-memory terms,
+    kt_cli.evaluate.estimate, then leave the kernel as it is)."""
     best: tuple | None = None
-    for end, (position, _, target) in enumerate(code):
+    for end, (position, _, target, *_) in enumerate(code):
         if target is None or target >= position:
             continue
         start = next(i for i, item in enumerate(code) if item[0] >= target)
         body = code[start:end + 1]
-        mmas = [flops for _, flops, _ in body if flops]
+        mmas = [item for item in body if item[1]]
         if mmas and (best is None or len(body) < best[0]):
-            best = (len(body), len(mmas), sum(mmas))
+            best = (len(body), len(mmas), sum(m[1] for m in mmas), sum(m[3] if len(m) > 3 else 0 for m in mmas))
     if best is None:
         return {}
-    return {"loop_instructions": best[0], "loop_mmas": best[1], "loop_mma_flops": float(best[2])}
+    loop = {"loop_instructions": best[0], "loop_mmas": best[1], "loop_mma_flops": float(best[2])}
+    if best[3]:
+        loop["loop_mma_shared_bytes"] = float(best[3])
+    return loop

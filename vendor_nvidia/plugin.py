@@ -90,6 +90,21 @@ def _cuobjdump(cubin: bytes, flag: str) -> str:
         os.unlink(path)
 
 
+def wgmma_shared_bytes(op: str, shape, operands: str) -> int:
+    """The bytes of shared memory one sm_90 warpgroup MMA (HGMMA/QGMMA/IGMMA m x n x k) reads its operands
+    from: B (k x n) always, A (m x k) unless it comes from registers (`HGMMA.64x128x16.F32.BF16 R24, R120,
+    gdesc[UR8], R24`: A in R120..; `R24, gdesc[UR8], R24`: both through the one descriptor pair). Every
+    dense wgmma's K slice is 32 bytes deep (k16 of a 16-bit type, k32 of an 8-bit one, k8 of tf32: PTX ISA,
+    wgmma.mma_async shapes), so A is 32 m bytes and B 32 n. 0 for Blackwell's tcgen05 MMAs (UTC*), whose
+    operands and accumulator the model does not follow."""
+    if op.startswith("UTC"):
+        return 0
+    m, n = int(shape.group(1)), int(shape.group(2))
+    sources = [s.strip() for s in operands.split(",")]
+    a_in_registers = len(sources) > 1 and re.match(r"R\d", sources[1]) is not None
+    return 32 * n + (0 if a_in_registers else 32 * m)
+
+
 def sass_mix(cubin: bytes) -> dict:
     """Instruction classes counted in the SASS `cuobjdump -sass` prints (static counts), the MMAs
     issued per warpgroup (`mma_warpgroup`), and `global_load_bytes`: the bytes per thread the static
@@ -106,11 +121,12 @@ def sass_mix(cubin: bytes) -> dict:
         kind = SASS_CLASSES.get(op)
         if kind:
             mix[kind] = mix.get(kind, 0) + 1
-        flops = 0
+        flops = shared = 0
         if op in WARPGROUP_MMA:
             mix["mma_warpgroup"] = mix.get("mma_warpgroup", 0) + 1
             shape = _MMA_SHAPE.search(modifiers + operands)  # (the shape ends the modifiers: ".64" then "x256x16")
             flops = 2 * int(shape.group(1)) * int(shape.group(2)) * int(shape.group(3)) if shape else 0
+            shared = wgmma_shared_bytes(op, shape, operands) if shape else 0
         if op == "SHFL":
             phases.cross_lane()
         elif op == "BAR":
@@ -119,7 +135,7 @@ def sass_mix(cubin: bytes) -> dict:
             width = _LOAD_WIDTH.search(modifiers)
             phases.load(_WIDTH_BYTES[width.group(1)] if width else 4)
         target = _BRANCH_TARGET.search(operands) if op == "BRA" else None
-        code.append((address, flops, int(target.group(1), 16) if target else None))
+        code.append((address, flops, int(target.group(1), 16) if target else None, shared))
     phases.close()
     mix.update(innermost_mma_loop(code))
     if "loop_mma_flops" in mix:

@@ -11,15 +11,20 @@ Each constant is measured in the model's own terms, so the model reads back what
 - DRAM and L2 bandwidth: the highest rate of the same sweeps (`dram_attainable` as a fraction of the
   datasheet's DRAM bandwidth; `l2_bytes_per_s` as measured).
 - math_attainable: torch.matmul's bf16 rate at 8192^3 as a fraction of the datasheet's bf16 peak.
+- dram_knee, l2_knee: how sharply each sweep's rate turns from its latency-bound line to its bandwidth
+  (kt_cli.evaluate.estimate.memory_time), fitted to the sweep's own points (fit_knee).
 Timed with the vendor's timer, like any candidate. Nothing here is fitted to tuning results.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import triton
 import triton.language as tl
+
+from kt_cli.evaluate.estimate import memory_time
 
 BLOCK = 1024  # float32 elements a program loads per iteration: 4 KiB in flight with num_stages=1
 WARPS = 4
@@ -71,6 +76,26 @@ def latency(points: list[dict], units: int, in_flight: float) -> float:
     return statistics.median(units * p["programs_per_unit"] * in_flight / p["bytes_per_s"] for p in bound)
 
 
+def fit_knee(points: list[dict], units: int, in_flight: float, latency_s: float, bytes_per_s: float) -> float:
+    """The knee (kt_cli.evaluate.estimate.memory_time) that best gives a sweep's rates from its latency-bound
+    rate (Little's law) and its bandwidth: the least squared log error over 1.0-40.0 in steps of 0.1."""
+
+    def error(knee: float) -> float:
+        return sum(math.log(memory_time(latency_s / (units * p["programs_per_unit"] * in_flight), 1.0 / bytes_per_s,
+                                        knee) * p["bytes_per_s"]) ** 2 for p in points)
+
+    return min((k / 10 for k in range(10, 401)), key=error)
+
+
+def knees(calibration: dict, units: int) -> dict:
+    """The DRAM and L2 knees a calibration's sweeps give, with its own latencies and bandwidths."""
+    constants, in_flight = calibration["constants"], calibration["in_flight_per_program"]
+    dram_best = max(p["bytes_per_s"] for p in calibration["dram_sweep"])
+    return {"dram_knee": fit_knee(calibration["dram_sweep"], units, in_flight, constants["dram_latency_s"], dram_best),
+            "l2_knee": fit_knee(calibration["l2_sweep"], units, in_flight, constants["l2_latency_s"],
+                                constants["l2_bytes_per_s"])}
+
+
 def calibrate(vendor, target, device, runtime, peaks: dict, ceiling: dict) -> dict:
     """The cost model's constants measured on this device, and the sweeps behind them; `ceiling` is
     what `kt devices --measure` measures (requests.ceilings: copy bandwidth, the bf16 GEMM rate)."""
@@ -92,6 +117,8 @@ def calibrate(vendor, target, device, runtime, peaks: dict, ceiling: dict) -> di
         "dram_attainable": min(1.0, dram_best / peaks["dram_bytes_per_s"]),
         "math_attainable": min(1.0, ceiling["bf16_gemm_flops_per_s"] / peaks["bfloat16"]),
     }
-    return {"device": device.name, "target": target.name, "constants": constants,
-            "in_flight_per_program": in_flight, "dram_sweep": dram, "l2_sweep": l2_points,
-            "ceilings": ceiling, "timer": timer.name}
+    measured = {"device": device.name, "target": target.name, "constants": constants,
+                "in_flight_per_program": in_flight, "dram_sweep": dram, "l2_sweep": l2_points,
+                "ceilings": ceiling, "timer": timer.name}
+    constants.update(knees(measured, units))
+    return measured

@@ -2,16 +2,19 @@
 
 The model follows the busiest unit (SM/CU). Programs are spread over the target's units; a unit holds
 `resident` of them at once (the vendor's occupancy rules) and works through `ceil(programs / units)`.
-Each program's share of the work is served by four resources:
+Each program's share of the work is served by these resources:
 
 - DRAM: the problem's unique bytes (plus spills, plus re-reads that miss L2), at the smaller of the
   unit's share of DRAM bandwidth and what its bytes in flight sustain over the loaded DRAM latency and
   the program's own instruction time (Little's law: rate = bytes in flight / latency; a warp-specialized
   kernel's loads wait on its producer warps' instructions only); a program that
   walks several pieces of work one after another (rows, persistent tiles) has one piece's in flight;
+  near the corner of the two the loads' rate bends below both (memory_term, the calibrated knee);
 - L2: every byte the programs request (the kernel's `traffic`: tile re-reads, second passes), at the
-  unit's share of L2 bandwidth or bytes in flight over the L2 latency; re-reads hit L2 while the
-  resident programs' working set fits in it;
+  unit's share of L2 bandwidth or bytes in flight over the L2 latency, bent the same way; re-reads hit
+  L2 while the resident programs' working set fits in it;
+- shared memory: the tiles staged there and the operands warpgroup MMAs read from it, at the unit's
+  shared-memory bandwidth (shared_memory_time);
 - math: the FLOPs at the unit's share of the dtype's peak, times the fraction of it the compiled
   instructions reach (warpgroup MMA, warp MMA, no MMA at all: FMA on the CUDA cores/SIMDs), and only
   when enough warps are resident to feed every scheduler; longer where too few groups of warps take
@@ -47,7 +50,12 @@ DEFAULTS = {"dram_latency_s": 800e-9, "l2_latency_s": 300e-9, "l2_bytes_per_s_pe
             # the Turing sequel, 2019); the chain a lone warpgroup runs between two passes of its MMAs
             "dependent_issue_cycles": 4,
             # L2 lookups per byte of lockstep re-reads (Work.lockstep_bytes): 1, each byte looked up
-            "l2_lockstep_lookups": 1.0}
+            "l2_lockstep_lookups": 1.0,
+            # how sharply a memory's rate turns from latency-bound to bandwidth-bound (memory_time); infinite:
+            # the smaller of the two rates alone, where no knee was measured
+            "dram_knee": math.inf, "l2_knee": math.inf,
+            # bytes a unit's shared memory (LDS) serves a clock; 0 where the target's table has no figure: no term
+            "shared_bytes_per_clock": 0.0}
 # Terms overlap imperfectly: the time is their OVERLAP-norm (a large value: the slowest term alone).
 OVERLAP = 8.0
 GRID_SYNC_L2_TRIPS = 3  # L2 round trips on the critical path of one grid-wide barrier (module docstring)
@@ -106,6 +114,14 @@ def mma_fraction(mix: dict, properties: dict) -> float | None:
     if mix.get("mma"):
         return _prop(properties, "mma_fraction_warp")
     return None
+
+
+def compute_peak(peaks: dict, dtype: str, fraction: float | None) -> float:
+    """The rate the compiled code can reach: the dtype's tensor peak times the fraction its MMAs reach, or the
+    vector units' (float32) rate where it has no tensor instructions (fraction None)."""
+    if fraction is None:
+        return peaks.get("float32", 1e13)
+    return peaks.get(dtype, peaks.get("float32", 1e13)) * fraction
 
 
 def mma_issue_factor(mix: dict, warps_per_unit: int, unit_rate: float, clock: float, properties: dict) -> float:
@@ -207,6 +223,48 @@ def dram_in_flight(work: Work, in_flight: float, resident: int, programs: int, l
     return in_flight
 
 
+def memory_time(latency_bound_s: float, bandwidth_bound_s: float, knee: float) -> float:
+    """A memory's time for its bytes: where the bytes in flight over the loaded latency give one rate and the
+    bandwidth another, the `knee`-norm of the two times. A large knee is the smaller rate alone (the two
+    asymptotes of a roofline); measured rates bend below both near the corner, as queueing does. `kt devices
+    --calibrate` fits the knee to its streaming-read sweeps (kt_cli.evaluate.calibrate.fit_knee): on the H100s
+    and H200s here the DRAM's is 2.5-3.8 (its rate at twice the bytes in flight that saturate it by Little's
+    law still 5% short of the bandwidth), the H200's L2's 8-9, the H100's L2's above 40 (sharp)."""
+    larger = max(latency_bound_s, bandwidth_bound_s)
+    if larger <= 0 or math.isinf(knee):
+        return larger
+    return larger * ((latency_bound_s / larger) ** knee + (bandwidth_bound_s / larger) ** knee) ** (1.0 / knee)
+
+
+def memory_term(loaded: float, total: float, in_flight_rate: float, bandwidth: float, knee: float) -> float:
+    """A memory's time for a unit's bytes: the bytes its programs load wait for their data, at the rate their
+    bytes in flight sustain over the loaded latency (Little's law), bent by the memory's `knee` toward what
+    the same loads would take at the whole bandwidth (memory_time); and every byte, the posted stores
+    too, takes its share of the bandwidth. The knee is fitted to streaming reads, so it bends the loads'
+    own time: a program whose loads need half the bandwidth because it writes as much as it reads (a row
+    normalised and stored) is not charged the queueing of a read stream at the corner."""
+    return max(memory_time(loaded / in_flight_rate, loaded / bandwidth, knee), total / bandwidth)
+
+
+def shared_memory_time(work: Work, programs: int, mix: dict, properties: dict) -> float:
+    """How long one program's shared-memory traffic takes at its unit's shared-memory bandwidth
+    (`shared_bytes_per_clock` at the clock): the tiles its asynchronous copies or TMA stage there (the
+    bytes it requests, Work.requested_bytes, written once), and the operands its warpgroup MMAs read from
+    there (vendor.innermost_mma_loop's `loop_mma_shared_bytes` per `loop_mma_flops`, over the program's
+    FLOPs). A 64-wide wgmma reads as many operand bytes a FLOP as the tensor cores' rate leaves the banks
+    at 128 bytes a clock (A 64 x 16 and B 16 x 64 bf16 in 32 clocks of an H100 SM), a 128-wide one three
+    quarters of that, a 256-wide five eighths: on an H200 (results/s36/call1) 128 x 64 tiles, whose
+    warpgroups issue 64-wide wgmma, measured 7-14% slower than 64 x 128 tiles in all six such pairs of three
+    held-out GEMMs, which the model had tied. Operands other MMAs read from registers (AMD's MFMA, sm_80's
+    mma.sync after ldmatrix) are not counted: the term is what the compiled code shows at least."""
+    rate = _prop(properties, "shared_bytes_per_clock") * _prop(properties, "clock_hz")
+    if not rate:
+        return 0.0
+    staged = work.requested_bytes if mix.get("async_copy") or mix.get("tma") else 0.0
+    operands = work.flops * mix["loop_mma_shared_bytes"] / mix["loop_mma_flops"] if mix.get("loop_mma_shared_bytes") else 0.0
+    return (staged + operands) / programs / rate
+
+
 def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, resources, programs: int,
                      launches: int = 1, mix: dict | None = None) -> dict:
     """Estimated time of one call and the terms behind it (seconds, and what bounds it)."""
@@ -238,21 +296,20 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     l2_rate = in_flight / (_prop(properties, "l2_latency_s") + own_loads)
 
     fraction = mma_fraction(mix, properties)
-    if fraction is None:  # no tensor instructions: the vector units' rate
-        peak = peaks.get("float32", 1e13)
-    else:
-        peak = peaks.get(dtype, peaks.get("float32", 1e13)) * fraction
+    peak = compute_peak(peaks, dtype, fraction)
     feed = min(1.0, resident * warps / schedulers)  # a scheduler without a warp leaves its MMA unit idle
     math_rate = peak * _prop(properties, "math_attainable") / units * feed
 
-    dram_s = per_unit * max((dram_bytes - written) / dram_rate, dram_bytes / (dram_bw / active)) / programs
+    dram_s = per_unit * memory_term(dram_bytes - written, dram_bytes, dram_rate, dram_bw / active,
+                                    _prop(properties, "dram_knee")) / programs
     lookups = l2_lookups(work, properties)
-    l2_s = per_unit * max((lookups - written) / l2_rate, lookups / (l2_bw / active)) / programs
+    l2_s = per_unit * memory_term(lookups - written, lookups, l2_rate, l2_bw / active, _prop(properties, "l2_knee")) / programs
     issue_factor = mma_issue_factor(mix, resident * max(1, int(warps)), peak * _prop(properties, "math_attainable") / units,
                                     clock, properties)
     math_s = per_unit * work.flops / programs / math_rate * issue_factor * unit_tail(work, programs, units)
+    shared_s = per_unit * shared_memory_time(work, programs, mix, properties)
     sync_s = work.grid_syncs * (GRID_SYNC_L2_TRIPS * _prop(properties, "l2_latency_s") + own)
-    terms = {"dram_s": dram_s, "l2_s": l2_s, "math_s": math_s, "issue_s": issue_s, "sync_s": sync_s}
+    terms = {"dram_s": dram_s, "l2_s": l2_s, "math_s": math_s, "issue_s": issue_s, "sync_s": sync_s, "shared_s": shared_s}
     bound = max(terms, key=terms.get)
     total = sum(t ** OVERLAP for t in terms.values()) ** (1 / OVERLAP) + launches * LAUNCH_OVERHEAD_S
     return {
@@ -270,3 +327,4 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
 
 def _prop(properties: dict, key: str) -> float:
     return float(properties.get(key) or DEFAULTS[key])
+
