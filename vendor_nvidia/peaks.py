@@ -52,11 +52,11 @@ DEVICES = {
 #   bf16 GEMMs whose L2 was at least 80% busy: (sectors looked up - the unique bytes' sectors) / (bytes the
 #   SMs received - unique bytes), median 0.79 (0.62-0.92 over 22 tiles and shapes). Not measured elsewhere:
 #   other archs read every byte as a lookup (1.0).
-# - dram_knee / l2_knee: how sharply each memory's rate turns from latency-bound to bandwidth-bound
-#   (kt_cli.evaluate.estimate.memory_time), fitted by `kt devices --calibrate` to its own streaming-read sweeps.
-#   sm_90's are the H100's, the arch's reference part: DRAM 3.8 on four of the five H100 calibrations
-#   (2.5 on the first, whose sweep re-read its region from L2), L2 40, the fit's top (sharp); the H200s'
-#   fit DRAM 3.2-3.3 and L2 8.0-9.1 (benchmarks/results/calibrate_*.json). Other archs: none (sharp).
+# - dram_knee: how sharply DRAM's rate turns from latency-bound to bandwidth-bound
+#   (kt_cli.evaluate.estimate.memory_time), fitted by `kt devices --calibrate` to its streaming-read sweep.
+#   sm_90's is the H100's, the arch's reference part: 3.8 on four of the five H100 calibrations (2.5 on
+#   the first, whose sweep re-read its region from L2); the H200s fit 3.2-3.3 (benchmarks/results/
+#   calibrate_*.json). Other archs: none (a sharp corner).
 # - shared_bytes_per_clock: what an SM's shared memory serves a clock, 32 banks of 4 bytes (CUDA C++
 #   Programming Guide, "Shared Memory" of compute capabilities 5.x and later), on every arch here.
 _LATENCY = {"dram_latency_s": 800e-9, "l2_latency_s": 300e-9, "shared_bytes_per_clock": 128}
@@ -65,7 +65,7 @@ MODEL = {
     "sm_89": {**_LATENCY, "clock_hz": 2.52e9, "mma_fraction_warp": 1.0, "dram_attainable": 0.9, "math_attainable": 0.8},
     "sm_90": {"dram_latency_s": 2.1e-6, "l2_latency_s": 1.72e-6, "l2_bytes_per_s": 7.45e12, "clock_hz": 1.755e9,
               "mma_fraction_warp": 0.65, "mma_fraction_warpgroup": 1.0, "dram_attainable": 0.84,
-              "math_attainable": 0.73, "l2_lockstep_lookups": 0.79, "dram_knee": 3.8, "l2_knee": 40.0,
+              "math_attainable": 0.73, "l2_lockstep_lookups": 0.79, "dram_knee": 3.8,
               "shared_bytes_per_clock": 128},
     "sm_100": {**_LATENCY, "clock_hz": 1.965e9, "mma_fraction_warp": 0.5, "mma_fraction_warpgroup": 1.0,
                "dram_attainable": 0.9, "math_attainable": 0.75},

@@ -11,7 +11,7 @@ Each constant is measured in the model's own terms, so the model reads back what
 - DRAM and L2 bandwidth: the highest rate of the same sweeps (`dram_attainable` as a fraction of the
   datasheet's DRAM bandwidth; `l2_bytes_per_s` as measured).
 - math_attainable: torch.matmul's bf16 rate at 8192^3 as a fraction of the datasheet's bf16 peak.
-- dram_knee, l2_knee: how sharply each sweep's rate turns from its latency-bound line to its bandwidth
+- dram_knee: how sharply the DRAM sweep's rate turns from its latency-bound line to its bandwidth
   (kt_cli.evaluate.estimate.memory_time), fitted to the sweep's own points (fit_knee).
 Timed with the vendor's timer, like any candidate. Nothing here is fitted to tuning results.
 """
@@ -88,12 +88,12 @@ def fit_knee(points: list[dict], units: int, in_flight: float, latency_s: float,
 
 
 def knees(calibration: dict, units: int) -> dict:
-    """The DRAM and L2 knees a calibration's sweeps give, with its own latencies and bandwidths."""
+    """The DRAM knee a calibration's sweep gives, with its own latency and bandwidth. (Its L2 sweep fits
+    a knee too, 8-9 on the H200s, but the model leaves L2's corner sharp: docs/costmodel.md, twenty-sixth
+    session.)"""
     constants, in_flight = calibration["constants"], calibration["in_flight_per_program"]
     dram_best = max(p["bytes_per_s"] for p in calibration["dram_sweep"])
-    return {"dram_knee": fit_knee(calibration["dram_sweep"], units, in_flight, constants["dram_latency_s"], dram_best),
-            "l2_knee": fit_knee(calibration["l2_sweep"], units, in_flight, constants["l2_latency_s"],
-                                constants["l2_bytes_per_s"])}
+    return {"dram_knee": fit_knee(calibration["dram_sweep"], units, in_flight, constants["dram_latency_s"], dram_best)}
 
 
 def calibrate(vendor, target, device, runtime, peaks: dict, ceiling: dict) -> dict:

@@ -11,7 +11,8 @@ Each program's share of the work is served by these resources:
   walks several pieces of work one after another (rows, persistent tiles) has one piece's in flight;
   near the corner of the two the loads' rate bends below both (memory_term, the calibrated knee);
 - L2: every byte the programs request (the kernel's `traffic`: tile re-reads, second passes), at the
-  unit's share of L2 bandwidth or bytes in flight over the L2 latency, bent the same way; re-reads hit
+  unit's share of L2 bandwidth or bytes in flight over the L2 latency (a sharp corner: the programs'
+  bytes in flight that a knee would read there are the weak estimate of staged pipelines); re-reads hit
   L2 while the resident programs' working set fits in it;
 - shared memory: the tiles staged there and the operands warpgroup MMAs read from it, at the unit's
   shared-memory bandwidth (shared_memory_time);
@@ -51,9 +52,9 @@ DEFAULTS = {"dram_latency_s": 800e-9, "l2_latency_s": 300e-9, "l2_bytes_per_s_pe
             "dependent_issue_cycles": 4,
             # L2 lookups per byte of lockstep re-reads (Work.lockstep_bytes): 1, each byte looked up
             "l2_lockstep_lookups": 1.0,
-            # how sharply a memory's rate turns from latency-bound to bandwidth-bound (memory_time); infinite:
+            # how sharply DRAM's rate turns from latency-bound to bandwidth-bound (memory_time); infinite:
             # the smaller of the two rates alone, where no knee was measured
-            "dram_knee": math.inf, "l2_knee": math.inf,
+            "dram_knee": math.inf,
             # bytes a unit's shared memory (LDS) serves a clock; 0 where the target's table has no figure: no term
             "shared_bytes_per_clock": 0.0}
 # Terms overlap imperfectly: the time is their OVERLAP-norm (a large value: the slowest term alone).
@@ -227,9 +228,9 @@ def memory_time(latency_bound_s: float, bandwidth_bound_s: float, knee: float) -
     """A memory's time for its bytes: where the bytes in flight over the loaded latency give one rate and the
     bandwidth another, the `knee`-norm of the two times. A large knee is the smaller rate alone (the two
     asymptotes of a roofline); measured rates bend below both near the corner, as queueing does. `kt devices
-    --calibrate` fits the knee to its streaming-read sweeps (kt_cli.evaluate.calibrate.fit_knee): on the H100s
-    and H200s here the DRAM's is 2.5-3.8 (its rate at twice the bytes in flight that saturate it by Little's
-    law still 5% short of the bandwidth), the H200's L2's 8-9, the H100's L2's above 40 (sharp)."""
+    --calibrate` fits DRAM's knee to its streaming-read sweep (kt_cli.evaluate.calibrate.fit_knee): 3.2-3.3
+    on the H200s here, 3.8 on the H100s (a rate at the bytes in flight that saturate DRAM by Little's law
+    1.2x slower than both lines)."""
     larger = max(latency_bound_s, bandwidth_bound_s)
     if larger <= 0 or math.isinf(knee):
         return larger
@@ -303,7 +304,7 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     dram_s = per_unit * memory_term(dram_bytes - written, dram_bytes, dram_rate, dram_bw / active,
                                     _prop(properties, "dram_knee")) / programs
     lookups = l2_lookups(work, properties)
-    l2_s = per_unit * memory_term(lookups - written, lookups, l2_rate, l2_bw / active, _prop(properties, "l2_knee")) / programs
+    l2_s = per_unit * memory_term(lookups - written, lookups, l2_rate, l2_bw / active, math.inf) / programs  # sharp
     issue_factor = mma_issue_factor(mix, resident * max(1, int(warps)), peak * _prop(properties, "math_attainable") / units,
                                     clock, properties)
     math_s = per_unit * work.flops / programs / math_rate * issue_factor * unit_tail(work, programs, units)
