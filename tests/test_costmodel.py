@@ -236,7 +236,8 @@ def test_the_calibration_fits_the_knee_its_own_sweep_shows():
     from kt_cli.evaluate.estimate import memory_time
 
     units, in_flight, latency, bandwidth = 132, 28672.0, 2e-6, 4e12
-    sweep = [{"programs_per_unit": p, "bytes_per_s": 1.0 / memory_time(latency / (units * p * in_flight), 1 / bandwidth, 3.3)}
+    sweep = [{"programs_per_unit": p,
+              "bytes_per_s": 1.0 / memory_time(latency / (units * p * in_flight), 1 / bandwidth, 3.3)}
              for p in (1, 2, 4, 8, 16)]
     assert fit_knee(sweep, units, in_flight, latency, bandwidth) == pytest.approx(3.3, abs=0.05)
 

@@ -59,15 +59,17 @@ DEVICES = {
 #   calibrate_*.json). Other archs: none (a sharp corner).
 # - shared_bytes_per_clock: what an SM's shared memory serves a clock, 32 banks of 4 bytes (CUDA C++
 #   Programming Guide, "Shared Memory" of compute capabilities 5.x and later), on every arch here.
-_LATENCY = {"dram_latency_s": 800e-9, "l2_latency_s": 300e-9, "shared_bytes_per_clock": 128}
+_UNCALIBRATED = {"dram_latency_s": 800e-9, "l2_latency_s": 300e-9, "shared_bytes_per_clock": 128}
 MODEL = {
-    "sm_80": {**_LATENCY, "clock_hz": 1.41e9, "mma_fraction_warp": 1.0, "dram_attainable": 0.9, "math_attainable": 0.8},
-    "sm_89": {**_LATENCY, "clock_hz": 2.52e9, "mma_fraction_warp": 1.0, "dram_attainable": 0.9, "math_attainable": 0.8},
+    "sm_80": {**_UNCALIBRATED, "clock_hz": 1.41e9, "mma_fraction_warp": 1.0, "dram_attainable": 0.9,
+              "math_attainable": 0.8},
+    "sm_89": {**_UNCALIBRATED, "clock_hz": 2.52e9, "mma_fraction_warp": 1.0, "dram_attainable": 0.9,
+              "math_attainable": 0.8},
     "sm_90": {"dram_latency_s": 2.1e-6, "l2_latency_s": 1.72e-6, "l2_bytes_per_s": 7.45e12, "clock_hz": 1.755e9,
               "mma_fraction_warp": 0.65, "mma_fraction_warpgroup": 1.0, "dram_attainable": 0.84,
               "math_attainable": 0.73, "l2_lockstep_lookups": 0.79, "dram_knee": 3.8,
               "shared_bytes_per_clock": 128},
-    "sm_100": {**_LATENCY, "clock_hz": 1.965e9, "mma_fraction_warp": 0.5, "mma_fraction_warpgroup": 1.0,
+    "sm_100": {**_UNCALIBRATED, "clock_hz": 1.965e9, "mma_fraction_warp": 0.5, "mma_fraction_warpgroup": 1.0,
                "dram_attainable": 0.9, "math_attainable": 0.75},
 }
 

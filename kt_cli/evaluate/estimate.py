@@ -262,7 +262,9 @@ def shared_memory_time(work: Work, programs: int, mix: dict, properties: dict) -
     if not rate:
         return 0.0
     staged = work.requested_bytes if mix.get("async_copy") or mix.get("tma") else 0.0
-    operands = work.flops * mix["loop_mma_shared_bytes"] / mix["loop_mma_flops"] if mix.get("loop_mma_shared_bytes") else 0.0
+    operands = 0.0
+    if mix.get("loop_mma_shared_bytes"):
+        operands = work.flops * mix["loop_mma_shared_bytes"] / mix["loop_mma_flops"]
     return (staged + operands) / programs / rate
 
 
@@ -310,7 +312,8 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     math_s = per_unit * work.flops / programs / math_rate * issue_factor * unit_tail(work, programs, units)
     shared_s = per_unit * shared_memory_time(work, programs, mix, properties)
     sync_s = work.grid_syncs * (GRID_SYNC_L2_TRIPS * _prop(properties, "l2_latency_s") + own)
-    terms = {"dram_s": dram_s, "l2_s": l2_s, "math_s": math_s, "issue_s": issue_s, "sync_s": sync_s, "shared_s": shared_s}
+    terms = {"dram_s": dram_s, "l2_s": l2_s, "math_s": math_s, "issue_s": issue_s, "sync_s": sync_s,
+             "shared_s": shared_s}
     bound = max(terms, key=terms.get)
     total = sum(t ** OVERLAP for t in terms.values()) ** (1 / OVERLAP) + launches * LAUNCH_OVERHEAD_S
     return {
@@ -328,4 +331,3 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
 
 def _prop(properties: dict, key: str) -> float:
     return float(properties.get(key) or DEFAULTS[key])
-
