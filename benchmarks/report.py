@@ -12,7 +12,13 @@ import sys
 
 def _found(k: dict, r: dict) -> str:
     found = (k.get("found_s") or {}).get(r["shape_key"])
-    return "" if found is None else f", its best (within 1%) found {found:.0f} s into the run"
+    within = (k.get("within_2pct_s") or {}).get(r["shape_key"])
+    text = "" if found is None else f", its best (within 1%) found {found:.1f} s into the run"
+    text += "" if within is None else f" (within 2%: {within:.1f} s)"
+    if r["shape_key"] in (k.get("reached_autotune_s") or {}):
+        reached = k["reached_autotune_s"][r["shape_key"]]
+        text += "; autotune's time never reached" if reached is None else f"; autotune's time reached {reached:.1f} s in"
+    return text
 
 
 def _us(s):

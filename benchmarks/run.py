@@ -69,8 +69,11 @@ def tune_recipe(name: str, trials: int, out: Path, profile: int = 0, sampler: st
     started, wall_start = time.perf_counter(), datetime.datetime.now()
     path, _, tally = tune(recipe, trials=trials, out_dir=out, profile=profile)
     manifest = json.loads((path / "manifest.json").read_text())
+    progress = completions(default_storage(recipe, out), wall_start)
     return {"recipe": name, "dtype": recipe.problem.dtype, "wall_s": time.perf_counter() - started,
-            "found_s": found_after(default_storage(recipe, out), wall_start),
+            "found_s": {shape: first_within(points, 1.01) for shape, points in progress.items()},
+            "within_2pct_s": {shape: first_within(points, 1.02) for shape, points in progress.items()},
+            "progress": progress,
             "evaluated": tally.done, "kinds": tally.kinds, "device_busy": tally.device_busy_seconds / tally.wall_seconds,
             "artifact": str(path), "results": manifest["results"], "trials": trial_summary(path)}
 
@@ -86,10 +89,10 @@ def trial_summary(path: Path) -> list[dict]:
     return out
 
 
-def found_after(storage_url: str, wall_start) -> dict:
-    """Per problem (shape key): seconds from the start of kt tune until the first trial within 1% (the
-    timing's own precision) of the study's best completed. Problems are tuned side by side, so this
-    counts the other problems' trials too: an upper bound on the time the problem itself needed."""
+def completions(storage_url: str, wall_start) -> dict:
+    """Per problem (shape key): every completed trial as [seconds from the start of kt tune, its value (the
+    measured time)], in the order they completed. Problems are tuned side by side, so a time counts the other
+    problems' trials too: an upper bound on the time the problem itself needed."""
     import optuna
 
     out = {}
@@ -97,13 +100,29 @@ def found_after(storage_url: str, wall_start) -> dict:
         if "|measured|" not in summary.study_name:
             continue
         study = optuna.load_study(study_name=summary.study_name, storage=storage_url)
-        done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE and t.value is not None]
-        if not done:
-            continue
-        best = min(t.value for t in done)
-        first = min((t for t in done if t.value <= 1.01 * best), key=lambda t: t.datetime_complete)
-        out[summary.study_name.rsplit("|", 1)[-1]] = (first.datetime_complete - wall_start).total_seconds()
+        done = sorted((t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE and t.value is not None),
+                      key=lambda t: t.datetime_complete)
+        if done:
+            out[summary.study_name.rsplit("|", 1)[-1]] = [
+                [(t.datetime_complete - wall_start).total_seconds(), t.value] for t in done]
     return out
+
+
+def first_within(points: list, of_best: float) -> float:
+    """When the first of a problem's completions (completions) came within `of_best` x the best of them."""
+    best = min(value for _, value in points)
+    return next(t for t, value in points if value <= of_best * best)
+
+
+def first_reaching(points: list, seconds: float) -> float | None:
+    """When the first of a problem's completions measured `seconds` or less (None: none did)."""
+    return next((t for t, value in points if value <= seconds), None)
+
+
+def reached_anchor(entry: dict) -> dict:
+    """Per problem with an autotune anchor: when kt's run first measured a config as fast as autotune's best."""
+    return {a["shape"]: first_reaching(entry["progress"].get(a["shape"], []), a["autotune"]["median_s"])
+            for a in entry.get("anchors", []) if "autotune" in a}
 
 
 def stability(artifact: str, processes: int, shapes: int, progress=None) -> list[dict]:
@@ -188,6 +207,7 @@ def main() -> None:
             if not args.no_anchors:
                 entry["anchors"] = anchors.for_recipe(name, entry, compile_anchor=args.compile_anchor,
                                                       autotune=args.autotune)
+                entry["reached_autotune_s"] = reached_anchor(entry)
             if args.stability:
                 def progress(rows, entry=entry):
                     entry["stability"] = rows

@@ -1,0 +1,37 @@
+"""benchmarks/run.py's account of a tune's progress: when each problem's best (within 1% and 2%) and
+Triton autotune's time were first reached (issue 16's time-to-result figures)."""
+
+from __future__ import annotations
+
+import datetime
+import sys
+
+import optuna
+
+from tests.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import run  # noqa: E402
+
+
+def test_a_problems_progress_says_when_its_best_and_autotunes_time_were_first_reached(tmp_path):
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    start = datetime.datetime(2026, 11, 28, 12, 0, 0)
+    study = optuna.create_study(study_name="matmul|nvidia:sm_90|measured|M=8", storage=storage)
+    space = {"x": optuna.distributions.IntDistribution(0, 9)}
+    for x, after, value in ((0, 1, 3.0e-3), (1, 2, 1.015e-3), (2, 4, 1.0e-3), (3, 3, None)):
+        state = optuna.trial.TrialState.COMPLETE if value else optuna.trial.TrialState.FAIL
+        study.add_trial(optuna.trial.FrozenTrial(
+            number=x, state=state, value=value, datetime_start=start,
+            datetime_complete=start + datetime.timedelta(seconds=after), params={"x": x}, distributions=space,
+            user_attrs={}, system_attrs={}, intermediate_values={}, trial_id=x))
+    optuna.create_study(study_name="matmul|nvidia:sm_90|estimated|M=8", storage=storage)  # static: not counted
+
+    progress = run.completions(storage, start)
+    assert progress == {"M=8": [[1.0, 3.0e-3], [2.0, 1.015e-3], [4.0, 1.0e-3]]}  # the failed trial is not a result
+    assert run.first_within(progress["M=8"], 1.01) == 4.0 and run.first_within(progress["M=8"], 1.02) == 2.0
+    entry = {"progress": progress, "anchors": [{"shape": "M=8", "autotune": {"median_s": 1.02e-3}},
+                                               {"shape": "M=9", "eager_s": 1e-3}]}
+    assert run.reached_anchor(entry) == {"M=8": 2.0}  # 1.015 ms beat autotune's 1.02 ms two seconds in
+    entry["anchors"][0]["autotune"]["median_s"] = 0.9e-3
+    assert run.reached_anchor(entry) == {"M=8": None}  # never as fast as autotune
