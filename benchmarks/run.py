@@ -108,15 +108,14 @@ def completions(storage_url: str, wall_start) -> dict:
     return out
 
 
-def first_within(points: list, of_best: float) -> float:
-    """When the first of a problem's completions (completions) came within `of_best` x the best of them."""
-    best = min(value for _, value in points)
-    return next(t for t, value in points if value <= of_best * best)
-
-
 def first_reaching(points: list, seconds: float) -> float | None:
-    """When the first of a problem's completions measured `seconds` or less (None: none did)."""
+    """When the first of a problem's completions (completions) measured `seconds` or less (None: none did)."""
     return next((t for t, value in points if value <= seconds), None)
+
+
+def first_within(points: list, of_best: float) -> float:
+    """When the first of a problem's completions came within `of_best` x the best of them."""
+    return first_reaching(points, of_best * min(value for _, value in points))
 
 
 def reached_anchor(entry: dict) -> dict:
