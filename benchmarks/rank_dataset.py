@@ -8,7 +8,10 @@ point today (cross-compiled for the device's target: resources, programs, launch
     python benchmarks/rank_dataset.py --refresh FRESH.jsonl --only mma  # only the points with MMAs (no-mma: without)
 
 The measured times are what the GPU said; the features come from compiling today's kernel source, so a
-point the current source no longer accepts is left out (and counted). benchmarks/rank.py holds the
+point the current source no longer accepts is left out (and counted). Runs made since the twenty-sixth
+session also keep the resources of the binary the GPU ran (`device_resources`): the GPU host's Triton may
+allocate registers otherwise than this machine's (softmax 3072x20480, 4096-wide blocks on 4 warps: 119
+registers a thread under Triton 3.6 on an H200, 90 under 3.9 here), which the features do not show. benchmarks/rank.py holds the
 cost model against this file; tests/test_costmodel_rank.py does so in CI.
 """
 
@@ -77,7 +80,8 @@ def measured_trials(runs: str = "bench_*.json") -> list[dict]:
                     seen.add(key)
                     out.append({"run": Path(path).name, "date": env["date"], "device": env["device"], "target": env["target"],
                                 "recipe": kernel["recipe"], "dtype": kernel.get("dtype"), "shape": t["shape"],
-                                "params": t["params"], "measured_s": t["value"]})
+                                "params": t["params"], "measured_s": t["value"],
+                                **({"device_resources": t["resources"]} if t.get("resources") else {})})
     if stale:
         print(f"left out, measured on kernel code changed since: {stale}", file=sys.stderr)
     return out

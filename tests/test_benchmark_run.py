@@ -35,3 +35,29 @@ def test_a_problems_progress_says_when_its_best_and_autotunes_time_were_first_re
     assert run.reached_anchor(entry) == {"M=8": 2.0}  # 1.015 ms beat autotune's 1.02 ms two seconds in
     entry["anchors"][0]["autotune"]["median_s"] = 0.9e-3
     assert run.reached_anchor(entry) == {"M=8": None}  # never as fast as autotune
+
+
+def test_the_binary_that_ran_keeps_its_resources_into_the_ranking_dataset(tmp_path, monkeypatch):
+    # a GPU host's Triton may allocate registers otherwise than the CPU machine's cross-compile: a run keeps
+    # the resources of the binary the GPU ran, and the ranking dataset carries them beside its own features
+    import json
+
+    import rank_dataset
+
+    ran = {"registers": 119, "shared_bytes": 0, "programs_per_unit": 4}
+    art = tmp_path / "art"
+    art.mkdir()
+    trial = {"mode": "measured", "shape": {"M": 3072, "N": 20480}, "params": {"BLOCK_N": 4096}, "failure_kind": "ok",
+             "value": 7.5e-5, "seconds": 0.4, "message": "", "resources": ran}
+    (art / "trials.jsonl").write_text(json.dumps(trial) + "\n" + json.dumps({**trial, "mode": "estimated"}) + "\n")
+    (summary,) = run.trial_summary(art)
+    assert summary["resources"] == ran and summary["value"] == 7.5e-5
+    results = tmp_path / "benchmarks" / "results"
+    results.mkdir(parents=True)
+    (results / "bench_x.json").write_text(json.dumps({
+        "environment": {"date": "2026-11-28T21:00:00", "device": "NVIDIA H200", "target": "nvidia:sm_90"},
+        "kernels": [{"recipe": "softmax", "dtype": "bfloat16", "trials": [summary]}]}))
+    monkeypatch.setattr(rank_dataset, "ROOT", tmp_path)
+    monkeypatch.setattr(rank_dataset, "same_code_as_today", lambda recipe, date: True)
+    (record,) = rank_dataset.measured_trials("bench_x.json")
+    assert record["device_resources"] == ran and record["measured_s"] == 7.5e-5
