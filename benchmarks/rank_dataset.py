@@ -11,8 +11,8 @@ The measured times are what the GPU said; the features come from compiling today
 point the current source no longer accepts is left out (and counted). Runs made since the twenty-sixth
 session also keep the resources of the binary the GPU ran (`device_resources`): the GPU host's Triton may
 allocate registers otherwise than this machine's (softmax 3072x20480, 4096-wide blocks on 4 warps: 119
-registers a thread under Triton 3.6 on an H200, 90 under 3.9 here), which the features do not show. benchmarks/rank.py holds the
-cost model against this file; tests/test_costmodel_rank.py does so in CI.
+registers a thread under Triton 3.6 on an H200, 90 under 3.9 here), which the features do not show.
+benchmarks/rank.py holds the cost model against this file; tests/test_costmodel_rank.py does so in CI.
 """
 
 from __future__ import annotations

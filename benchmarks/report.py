@@ -17,7 +17,8 @@ def _found(k: dict, r: dict) -> str:
     text += "" if within is None else f" (within 2%: {within:.1f} s)"
     if r["shape_key"] in (k.get("reached_autotune_s") or {}):
         reached = k["reached_autotune_s"][r["shape_key"]]
-        text += "; autotune's time never reached" if reached is None else f"; autotune's time reached {reached:.1f} s in"
+        text += ("; autotune's time never reached" if reached is None
+                 else f"; autotune's time reached {reached:.1f} s in")
     return text
 
 

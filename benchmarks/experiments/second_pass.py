@@ -9,8 +9,7 @@ import sys
 import torch
 import triton
 
-sys.path.insert(0, "benchmarks/experiments")
-from common import template  # noqa: E402
+from common import template
 
 CONFIGS = {"best_4096_w4": (4096, 4, 1, 1), "fav_32768_w16": (32768, 16, 1, 1), "b8192_w16": (8192, 16, 1, 1),
            "b16384_w8": (16384, 8, 1, 1)}
