@@ -15,6 +15,8 @@ for path in (ROOT, ROOT / "plugins"):
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 # kt's per-user cache (calibrations...) of the person running the tests must not change what they see
 os.environ["KT_CACHE_DIR"] = tempfile.mkdtemp(prefix="kt-test-cache-")
+# nor a `kt serve` of theirs (a socket's path ends at 107 bytes: a short directory)
+os.environ["KT_RESIDENT_DIR"] = tempfile.mkdtemp(prefix="kt-res-", dir="/tmp")
 
 
 def _has_cuda() -> bool:

@@ -15,9 +15,11 @@ def kt_register_commands(cli):
     from kt_cli.commands.init import init
     from kt_cli.commands.kernels import kernels
     from kt_cli.commands.plugins import plugins_cmd
+    from kt_cli.commands.serve import serve
     from kt_cli.commands.show import show
     from kt_cli.commands.status import status
     from kt_cli.commands.tune import tune
 
-    for command in (tune, init, kernels, show, check, compare, export, finalize, estimate, status, devices, plugins_cmd):
+    for command in (tune, init, kernels, show, check, compare, export, finalize, estimate, status, devices, plugins_cmd,
+                    serve):
         cli.add_command(command)

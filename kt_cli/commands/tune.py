@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kt_cli.commands.output import emit_json, flag
+from kt_cli.commands.output import emit_json, flag, note
 from kt_cli.recipe import limits
 
 
@@ -83,7 +83,9 @@ def tune(recipe, targets, trials, timeout, out_dir, storage, seed, workers, prof
     name of a library kernel (`kt kernels` lists them)."""
     from tabulate import tabulate
 
+    from kt_cli.evaluate.pool import resident_context
     from kt_cli.reports.format import RESULT_HEADERS, result_rows
+    from kt_cli.resident.lease import borrow
     from kt_cli.recipe.library import resolve_recipe
     from kt_cli.recipe.parse import load_recipe
     from kt_cli.search.scale import worker_count
@@ -91,6 +93,8 @@ def tune(recipe, targets, trials, timeout, out_dir, storage, seed, workers, prof
 
     parsed = load_recipe(resolve_recipe(recipe))
     quiet = flag("quiet")
+    if resident_context() is not None:
+        note(f"workers: forked from the resident fork server of `kt serve` (keeper pid {borrow()['keeper']})")
     path, results, tally = run(parsed, targets, trials, timeout, out_dir, storage, seed,
                                None if quiet else progress_printer(), worker_count(workers), profile)
     if sys.stderr.isatty() and not quiet:

@@ -17,6 +17,8 @@ from typing import Any
 from kt_cli.evaluate.containment import Scratch, enter_scratch, flush_output, report_output
 from kt_cli.evaluate.core_wait import CoreWait
 from kt_cli.evaluate.failure import WorkerFailure
+from kt_cli.resident.identity import PRELOADED
+from kt_cli.resident.lease import borrow, give_back
 from kt_cli.stamps import log_timing
 
 STARTUP_TIMEOUT = 300.0  # importing torch and triton on a cold, busy machine
@@ -71,9 +73,6 @@ def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int)
 
 
 _MAIN_MODULE_LOCK = threading.Lock()
-# Imported once, in the fork server. Not triton: its own library functions are decorated when it is
-# imported, as interpreted functions only where TRITON_INTERPRET is set then, which is each worker's call.
-PRELOADED = ("torch",)
 
 
 # multiprocessing makes its Unix sockets (the fork server's; torch's CPU tensors lent by a judge) in one
@@ -106,21 +105,30 @@ _SPAWN_ONLY = False  # set once a fork server could not start: workers are spawn
 def _context():
     """Workers are forked from a server process that has imported torch once (starting one costs a
     fraction of a second instead of the seconds that import takes; a candidate of a new module, an LLM
-    round, a restarted worker each start one). The server starts from kt's process without its main
-    module and initialises no device (CUDA_VISIBLE_DEVICES still applies in each worker). Where
-    fork servers do not exist, or with KT_WORKER_START=spawn, workers are spawned."""
+    round, a restarted worker each start one): the resident one of `kt serve` where one of this Python
+    and torch runs (kt_cli.resident), else one this process starts without its main module. Neither
+    initialises a device (CUDA_VISIBLE_DEVICES still applies in each worker). Where fork servers do not
+    exist, or with KT_WORKER_START=spawn, workers are spawned."""
     if _SPAWN_ONLY or "forkserver" not in multiprocessing.get_all_start_methods() \
             or os.environ.get("KT_WORKER_START") == "spawn":
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(list(PRELOADED))
+    ctx.set_forkserver_preload(list(PRELOADED))  # for this process's own, when it starts one
+    borrow()
     return ctx
+
+
+def resident_context():
+    """The fork server context where this process's workers come from `kt serve`'s resident server, else
+    None (kt_cli.search.scale forks its worker processes there instead of spawning them)."""
+    ctx = _context()
+    return ctx if ctx.get_start_method() == "forkserver" and borrow() is not None else None
 
 
 def start_fork_server_in_background() -> None:
     """Boot the fork server now, in a thread (it imports torch: seconds on a GPU host), so that it is up
     when the first worker starts instead of on that worker's critical path."""
-    if _context().get_start_method() != "forkserver":
+    if resident_context() is not None or _context().get_start_method() != "forkserver":
         return
 
     def boot() -> None:
@@ -179,15 +187,17 @@ class Worker:
         args = (child, {**os.environ, **self.env}, self._scratch.dir, self._scratch.output_path, os.getpid())
         with _main_module_hidden():
             _sockets_under_a_short_directory()
-            try:
-                self._proc = _context().Process(target=_serve, args=args, daemon=True)
-                self._proc.start()
-            except OSError:
-                if _SPAWN_ONLY:
-                    raise
-                _SPAWN_ONLY = True
-                self._proc = _context().Process(target=_serve, args=args, daemon=True)
-                self._proc.start()
+            while True:
+                try:
+                    self._proc = _context().Process(target=_serve, args=args, daemon=True)
+                    self._proc.start()
+                    break
+                except OSError:
+                    if give_back():
+                        continue  # the resident server ended meanwhile: this process's own from now
+                    if _SPAWN_ONLY:
+                        raise
+                    _SPAWN_ONLY = True
         child.close()
         status, value = self._answer("starting", STARTUP_TIMEOUT, report=False)  # imports' warnings: no candidate's
         if status == "error":

@@ -81,14 +81,20 @@ class EarlyWorkers:
     def __init__(self, count: int):
         import multiprocessing
 
-        ctx = multiprocessing.get_context("spawn")
+        from kt_cli.evaluate.pool import resident_context
+
+        forked = resident_context()  # forked with torch imported where `kt serve` runs
+        ctx = forked or multiprocessing.get_context("spawn")
         self.started: list = []  # (process, its end of a duplex pipe)
         for _ in range(count):
             parent_end, child_end = ctx.Pipe()
+            own = _ParentState() if forked else None
             # not a daemon: it starts workers of its own
-            proc = ctx.Process(target=_child, args=(child_end, os.getpid()))
+            proc = ctx.Process(target=_child, args=(child_end, os.getpid(), own))
             proc.start()
             child_end.close()
+            if own is not None:
+                own.close()
             self.started.append((proc, parent_end))
 
     def cancel(self) -> None:
@@ -100,7 +106,35 @@ class EarlyWorkers:
                 proc.join()
 
 
-def _child(conn, parent_pid: int) -> None:
+class _ParentState:
+    """What a spawned child inherits and one forked from the resident server does not: the environment,
+    the umask and the standard output and error (as connections: multiprocessing hands their
+    descriptors over)."""
+
+    def __init__(self):
+        from multiprocessing.connection import Connection
+
+        self.env = dict(os.environ)
+        self.umask = os.umask(0o022)
+        os.umask(self.umask)
+        self.streams = [Connection(os.dup(fd), readable=False) for fd in (1, 2)]
+
+    def adopt(self) -> None:
+        os.environ.clear()
+        os.environ.update(self.env)
+        os.umask(self.umask)
+        for fd, stream in zip((1, 2), self.streams):
+            os.dup2(stream.fileno(), fd)
+        self.close()
+
+    def close(self) -> None:
+        for stream in self.streams:
+            stream.close()
+
+
+def _child(conn, parent_pid: int, parent: _ParentState | None = None) -> None:
+    if parent is not None:
+        parent.adopt()
     end_with_parent(parent_pid)  # a killed `kt tune --workers` leaves no worker driving its studies
     from kt_cli.evaluate.pool import start_fork_server_in_background
 

@@ -1,0 +1,109 @@
+"""A kt process's side of the resident fork server: at its first worker's start (kt_cli.evaluate.pool) it
+asks the keeper of its own key for a lease, once; with one, Python's fork server of this process is the
+resident one (multiprocessing's own client then forks every worker there), else the process starts its
+own as before. Nothing here waits long: a missing, stale or busy keeper costs a failed connect."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+
+from kt_cli.resident.identity import disabled, key, paths, private_directory
+
+CONNECT_TIMEOUT_S = 2.0
+
+_lock = threading.Lock()
+_state: dict = {"asked": False, "info": None, "socket": None}
+
+
+def attach(address: str, alive_fd: int) -> None:
+    """Make this process's multiprocessing fork server the one listening at `address`. `alive_fd` is what
+    multiprocessing hands every child as the server's "alive" descriptor (the lease's socket: the keeper
+    counts the lease open while any worker holds it)."""
+    from multiprocessing import forkserver, resource_tracker
+
+    server = forkserver._forkserver
+    with server._lock:
+        server._forkserver_address = address
+        server._forkserver_alive_fd = alive_fd
+        server._forkserver_pid = None
+        server.ensure_running = resource_tracker.ensure_running  # started by the keeper, not by us
+
+
+def _own_fork_server_started() -> bool:
+    from multiprocessing import forkserver
+
+    return forkserver._forkserver._forkserver_address is not None
+
+
+def _read_line(conn: socket.socket) -> str:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode(errors="replace").strip()
+
+
+def ask(request: str, timeout: float = CONNECT_TIMEOUT_S) -> tuple[socket.socket, dict] | None:
+    """Send `request` (lease, status, stop) to the keeper of this process's key: its open connection and
+    its JSON answer, or None where there is no keeper (or it does not answer as one)."""
+    folder = private_directory(make=False)
+    if folder is None:
+        return None
+    address = paths(folder, key())["keeper"]
+    if not os.path.exists(address):
+        return None
+    conn = socket.socket(socket.AF_UNIX)
+    conn.settimeout(timeout)
+    try:
+        conn.connect(address)
+        conn.sendall(request.encode() + b"\n")
+        answer = json.loads(_read_line(conn))
+        if not isinstance(answer, dict) or not isinstance(answer.get("fork"), str):
+            raise ValueError(answer)
+    except (OSError, ValueError):
+        conn.close()
+        return None
+    return conn, answer
+
+
+def borrow() -> dict | None:
+    """The resident server's description once this process forks its workers there; None where it starts
+    its own (no compatible server, KT_RESIDENT=0, or its own already started). Asked once a process."""
+    with _lock:
+        if _state["asked"]:
+            return _state["info"]
+        _state["asked"] = True
+        if disabled() or _own_fork_server_started():
+            return None
+        answered = ask("lease")
+        if answered is None:
+            return None
+        conn, info = answered
+        conn.settimeout(None)
+        attach(info["fork"], conn.fileno())
+        _state.update(info=info, socket=conn)
+        return info
+
+
+def give_back() -> bool:
+    """After a worker could not be forked there (the keeper ended meanwhile): forget the server, so that
+    the next start launches this process's own. True when there was one to give back."""
+    from multiprocessing import forkserver
+
+    with _lock:
+        conn = _state["socket"]
+        if conn is None:
+            return False
+        server = forkserver._forkserver
+        with server._lock:
+            vars(server).pop("ensure_running", None)
+            server._forkserver_address = None
+            server._forkserver_alive_fd = None
+        conn.close()
+        _state.update(info=None, socket=None)
+        return True

@@ -1,0 +1,188 @@
+"""`kt serve`: a resident fork server that later kt processes fork their workers from, and that never
+changes what they find or leaves them stranded when it ends."""
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+
+import pytest
+
+from tests.helpers import dsl_recipe, kt_process, process_env
+from tests.test_isolation import MISBEHAVING
+
+FAKE = ["--target", "fake:cpu"]
+WORKER_PARENT = """
+import os
+from kt_cli.evaluate.pool import Worker
+from kt_cli.resident.lease import borrow
+with Worker() as worker:
+    worker.ensure_started()
+    pid = worker._proc.pid
+    parent = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    print(parent, (borrow() or {}).get("server"))
+"""
+
+
+@pytest.fixture
+def resident(monkeypatch):
+    """A directory of its own for the keeper's sockets (short: a socket's path ends at 107 bytes); every
+    keeper started there is stopped afterwards."""
+    folder = tempfile.mkdtemp(prefix="kt-res-", dir="/tmp")
+    monkeypatch.setenv("KT_RESIDENT_DIR", folder)
+    yield folder
+    kt_process("serve", "--stop", env={"KT_RESIDENT_DIR": folder})
+    for pid in _keepers(folder):
+        os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _keepers(folder: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            command = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if b"kt_cli.resident.keeper" in command and folder.encode() in command:
+            found.append(int(pid))
+    return found
+
+
+def _serve(*args: str, env: dict | None = None) -> dict:
+    result = kt_process("--json", "serve", *args, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _gone(folder: str, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _keepers(folder) and not [f for f in os.listdir(folder) if f.endswith((".keep", ".fork"))]:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _worker_parent(env: dict | None = None) -> tuple[int, int | None]:
+    import subprocess
+    import sys
+
+    ran = subprocess.run([sys.executable, "-c", WORKER_PARENT], capture_output=True, text=True,
+                         env=process_env(**(env or {})), timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    parent, server = ran.stdout.split()
+    return int(parent), None if server == "None" else int(server)
+
+
+def test_a_tune_forks_every_worker_from_the_resident_server_and_judges_as_alone(resident, write, tmp_path):
+    started = _serve("--idle", "60")
+    assert started["started_now"] and started["leases"] == 0
+    assert _serve()["started_now"] is False  # one a key: the second says it runs
+    assert _worker_parent() == (started["server"], started["server"])
+    recipe = dsl_recipe(write, kernel_text=MISBEHAVING, space="BLOCK = [256, 512, 1024, 2048, 4096]",
+                        extra='sampler = "grid"', trials=5)
+    recipe.write_text(recipe.read_text().replace("timeout = 60", "timeout = 10"))
+    result = kt_process("tune", recipe, "--out", tmp_path / "art", timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert f"forked from the resident fork server of `kt serve` (keeper pid {started['keeper']})" in result.stderr
+    trials = [json.loads(line) for line in (tmp_path / "art" / "recipe.kt" / "trials.jsonl").read_text().splitlines()]
+    # a segfault's signal reaches kt through the server (it reaps the worker and reports its status)
+    assert {t["params"]["BLOCK"]: t["failure_kind"] for t in trials} == \
+        {256: "ok", 512: "crash", 1024: "timeout", 2048: "wrong", 4096: "ok"}
+    assert "SIGSEGV" in next(t["message"] for t in trials if t["failure_kind"] == "crash")
+    assert _serve("--status")["leases"] == 0  # the tune and its workers gave their lease back
+
+
+def test_processes_of_several_workers_come_from_it_too(resident, write, tmp_path):
+    _serve("--idle", "60")
+    env = {"KT_PLUGINS": "tests.fake_vendor", "KT_FAKE_DEVICES": "2"}
+    result = kt_process("tune", dsl_recipe(write, trials=4), *FAKE, "--out", tmp_path / "out", "--workers", "2",
+                        env=env, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "forked from the resident fork server" in result.stderr
+    trials = [json.loads(line) for line in (tmp_path / "out" / "recipe.kt" / "trials.jsonl").read_text().splitlines()]
+    assert {t["worker"]["device"] for t in trials if t["failure_kind"] == "ok"} == \
+        {"Fake CPU device #0", "Fake CPU device #1"}
+
+
+def test_a_process_of_another_python_setup_or_told_not_to_starts_its_own(resident):
+    server = _serve("--idle", "60")["server"]
+    for env in ({"KT_RESIDENT": "0"}, {"LD_LIBRARY_PATH": "/nonexistent-kt-test"}):
+        parent, borrowed = _worker_parent(env)
+        assert borrowed is None and parent != server
+
+
+def test_stop_waits_for_the_processes_using_it_and_lends_no_more(resident):
+    from kt_cli.resident.lease import ask
+
+    _serve("--idle", "0")
+    held, _ = ask("lease")
+    try:
+        stopping = _serve("--stop")
+        assert stopping["leases"] == 1
+        assert ask("lease") is None  # refused while it waits
+        assert _serve("--status")["stopping"] is True
+    finally:
+        held.close()
+    assert _gone(resident)
+    result = kt_process("serve", "--status")
+    assert result.returncode == 0 and "no resident fork server runs" in result.stdout
+
+
+def test_an_idle_server_ends_by_itself(resident):
+    _serve("--idle", "1")
+    assert _gone(resident, timeout=15)
+
+
+def test_a_killed_keeper_leaves_every_kt_process_working(resident):
+    first = _serve("--idle", "60")
+    os.kill(first["keeper"], signal.SIGKILL)  # its fork server ends with it (the alive pipe closes)
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{first['server']}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    parent, borrowed = _worker_parent()  # the stale sockets are refused: the process starts its own
+    assert borrowed is None and parent != first["server"]
+    second = _serve("--idle", "60")  # a new keeper clears the stale files
+    assert second["started_now"] and second["server"] != first["server"]
+    assert _worker_parent() == (second["server"], second["server"])
+
+
+def test_a_server_that_ends_after_the_lease_is_replaced_at_the_next_start(resident):
+    # the lease taken, then the keeper killed before the first worker: the start falls back to its own
+    _serve("--idle", "60")
+    script = WORKER_PARENT.replace("with Worker() as worker:", """info = borrow()
+os.kill(info["keeper"], 9)
+import time
+while os.path.exists(f"/proc/{info['server']}"):
+    time.sleep(0.05)
+with Worker() as worker:""")
+    import subprocess
+    import sys
+
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=process_env(),
+                         timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    parent, server = ran.stdout.split()
+    assert server == "None" and int(parent) > 0
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--idle", "-1"], "--idle: -1 is not a number of seconds >= 0"),
+    (["--stop", "--status"], "--stop and --status: give one of them"),
+])
+def test_bad_flags_get_one_line(resident, args, says):
+    result = kt_process("serve", *args)
+    assert result.returncode == 2 and says in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_directory_others_can_write_is_refused(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    result = kt_process("serve", env={"KT_RESIDENT_DIR": str(shared)})
+    assert result.returncode == 2
+    assert "KT_RESIDENT_DIR" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not [f for f in os.listdir(shared)]  # nothing written there
