@@ -37,8 +37,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     mark("tune")
     out_dir, storage_url = destinations(recipe, out_dir, storage)
     artifact.remove_dead_writes(out_dir, recipe.name)  # a write killed last time leaves nothing behind
-    # Processes sharing a study must not all propose the same points: each gets its own sampler seed.
-    shared = storage is not None or workers > 1
+    shared = storage is not None or workers > 1  # processes sharing a study each get a sampler seed of their own
     generator = recipe_generator(recipe)  # an unknown generator is named before anything else
     start_fork_server_in_background()  # every worker is forked from it: it boots while devices are detected
     prepared = None
@@ -47,9 +46,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         prepared = Preparation(recipe, kernel_source(recipe, [], out_dir))
     early = scale.EarlyWorkers(workers) if workers > 1 else None  # they start while the devices are detected
     try:
-        # Optuna, SQLAlchemy, Alembic imported meanwhile (1.1-1.6 s on an H200 host): the devices, detected
-        # sooner than that by a resident server's worker (`kt serve`), are planned and readied without waiting
-        InBackground(import_ahead)
+        InBackground(import_ahead)  # Optuna and its storage's imports: the devices are planned once detected
         devices = detect_devices_apart()
         plans = plan_targets(recipe, requested_targets, devices)
         mark("devices detected")
