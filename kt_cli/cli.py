@@ -104,4 +104,7 @@ def cli(ctx):
 
 
 def main():
+    from kt_cli.resident.lease import allow
+
+    allow()  # a kt command may fork its workers from `kt serve`'s resident server
     cli()

@@ -17,7 +17,9 @@ FAKE = ["--target", "fake:cpu"]
 WORKER_PARENT = """
 import os
 from kt_cli.evaluate.pool import Worker
-from kt_cli.resident.lease import borrow
+from kt_cli.resident.lease import allow, borrow
+if os.environ.get("KT_TEST_AS") != "application":
+    allow()  # as kt's command line does
 with Worker() as worker:
     worker.ensure_started()
     pid = worker._proc.pid
@@ -110,9 +112,10 @@ def test_processes_of_several_workers_come_from_it_too(resident, write, tmp_path
     assert len(valid) == 4 and all(t["worker"]["device"].startswith("Fake CPU device #") for t in valid)
 
 
-def test_a_process_of_another_python_setup_or_told_not_to_starts_its_own(resident):
+def test_a_process_of_another_python_setup_or_told_not_to_or_an_application_starts_its_own(resident):
+    # an application that loads an artifact keeps multiprocessing's fork server its own
     server = _serve("--idle", "60")["server"]
-    for env in ({"KT_RESIDENT": "0"}, {"LD_LIBRARY_PATH": "/nonexistent-kt-test"}):
+    for env in ({"KT_RESIDENT": "0"}, {"LD_LIBRARY_PATH": "/nonexistent-kt-test"}, {"KT_TEST_AS": "application"}):
         parent, borrowed = _worker_parent(env)
         assert borrowed is None and parent != server
 

@@ -15,7 +15,14 @@ from kt_cli.resident.identity import disabled, key, paths, private_directory
 CONNECT_TIMEOUT_S = 2.0
 
 _lock = threading.Lock()
-_state: dict = {"asked": False, "info": None, "socket": None}
+_state: dict = {"asked": False, "info": None, "socket": None, "allowed": False}
+
+
+def allow() -> None:
+    """Let this process fork its workers from a resident server: kt's command line and its `--workers`
+    processes call it. An application that only loads an artifact (kt_cli.load, whose first call may time a
+    shortlist in workers) does not: multiprocessing's fork server is the application's to use as it likes."""
+    _state["allowed"] = True
 
 
 def attach(address: str, alive_fd: int) -> None:
@@ -73,9 +80,10 @@ def ask(request: str, timeout: float = CONNECT_TIMEOUT_S) -> tuple[socket.socket
 
 def borrow() -> dict | None:
     """The resident server's description once this process forks its workers there; None where it starts
-    its own (no compatible server, KT_RESIDENT=0, or its own already started). Asked once a process."""
+    its own (not allowed, no compatible server, KT_RESIDENT=0, or its own already started). Asked once a
+    process."""
     with _lock:
-        if _state["asked"]:
+        if _state["asked"] or not _state["allowed"]:
             return _state["info"]
         _state["asked"] = True
         if disabled() or _own_fork_server_started():

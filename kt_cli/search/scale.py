@@ -133,8 +133,11 @@ class _ParentState:
 
 
 def _child(conn, parent_pid: int, parent: _ParentState | None = None) -> None:
+    from kt_cli.resident.lease import allow
+
     if parent is not None:
         parent.adopt()
+    allow()  # a kt process, as the one that started it
     end_with_parent(parent_pid)  # a killed `kt tune --workers` leaves no worker driving its studies
     from kt_cli.evaluate.pool import start_fork_server_in_background
 
