@@ -191,3 +191,32 @@ def test_a_directory_others_can_write_is_refused(tmp_path):
     assert result.returncode == 2
     assert "KT_RESIDENT_DIR" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not [f for f in os.listdir(shared)]  # nothing written there
+
+
+def test_a_keeper_of_another_kt_version_is_not_used(resident):
+    # a keeper answering in a protocol this kt does not know (a newer or older kt left it running)
+    import socket
+    import threading
+
+    from kt_cli.resident.identity import key, paths
+
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(paths(resident, key())["keeper"])
+    listener.listen()
+
+    def answer() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(64)
+                conn.sendall(b'{"protocol": 999, "fork": "/nonexistent/fork"}\n')
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        parent, borrowed = _worker_parent()
+    finally:
+        listener.close()
+    assert borrowed is None and parent > 0

@@ -21,6 +21,8 @@ import tempfile
 # imported, as interpreted functions only where TRITON_INTERPRET is set then, which is each worker's call.
 PRELOADED = ("torch",)
 
+PROTOCOL = 1  # what a keeper and its clients say to each other (kt_cli/resident/keeper.py): a keeper of
+# another kt version answers with its own, and a client that does not know it goes without
 OFF_ENV = "KT_RESIDENT"  # "0" or "off": never use a resident server (a process forks its workers itself)
 DIR_ENV = "KT_RESIDENT_DIR"
 SOCKET_PATH_CHARS = 100  # a Unix socket's path ends at 107 bytes

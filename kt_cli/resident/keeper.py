@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from kt_cli.resident.identity import PRELOADED, paths
+from kt_cli.resident.identity import PRELOADED, PROTOCOL, paths
 
 READY_TIMEOUT_S = 300.0  # importing torch on a cold, busy machine
 REQUEST_TIMEOUT_S = 2.0  # a client names its request at once
@@ -90,7 +90,7 @@ class Keeper:
         self.selector.register(self.listener, selectors.EVENT_READ)
 
     def describe(self) -> dict:
-        return {"fork": self.files["fork"], "keeper": os.getpid(), "server": self.server.pid,
+        return {"protocol": PROTOCOL, "fork": self.files["fork"], "keeper": os.getpid(), "server": self.server.pid,
                 "started": self.started, "ready_s": round(self.ready_s, 3), "idle": self.idle,
                 "leases": len(self.leases), "stopping": self.stopping,
                 "idle_for": 0.0 if self.leases else round(time.monotonic() - self.last_active, 1)}

@@ -10,7 +10,7 @@ import os
 import socket
 import threading
 
-from kt_cli.resident.identity import disabled, key, paths, private_directory
+from kt_cli.resident.identity import PROTOCOL, disabled, key, paths, private_directory
 
 CONNECT_TIMEOUT_S = 2.0
 
@@ -70,7 +70,8 @@ def ask(request: str, timeout: float = CONNECT_TIMEOUT_S) -> tuple[socket.socket
         conn.connect(address)
         conn.sendall(request.encode() + b"\n")
         answer = json.loads(_read_line(conn))
-        if not isinstance(answer, dict) or not isinstance(answer.get("fork"), str):
+        if not isinstance(answer, dict) or answer.get("protocol") != PROTOCOL \
+                or not isinstance(answer.get("fork"), str):
             raise ValueError(answer)
     except (OSError, ValueError):
         conn.close()
