@@ -220,3 +220,16 @@ def test_a_keeper_of_another_kt_version_is_not_used(resident):
     finally:
         listener.close()
     assert borrowed is None and parent > 0
+
+
+def test_two_kt_serve_at_once_start_one_server(resident):
+    import subprocess
+
+    from tests.helpers import KT_COMMAND
+
+    both = [subprocess.Popen([*KT_COMMAND, "--json", "serve", "--idle", "60"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=process_env()) for _ in range(2)]
+    answers = [json.loads(p.communicate(timeout=300)[0]) for p in both]
+    assert all(p.returncode == 0 for p in both)
+    assert sorted(a["started_now"] for a in answers) == [False, True]
+    assert answers[0]["server"] == answers[1]["server"] and len(_keepers(resident)) == 1

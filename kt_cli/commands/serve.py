@@ -26,8 +26,8 @@ def _describe(info: dict) -> str:
 @click.option("--status", "asking", is_flag=True, help="Say whether one runs, and how it is.")
 def serve(idle, stopping, asking):
     """Keep a fork server with torch imported for later kt commands of this Python and torch: their
-    workers are forked there instead of each command importing torch anew (3-4 s of a `kt tune`'s start
-    on a GPU host). Starts it in the background and returns once it is ready; every kt process finds it
+    workers are forked there instead of each command importing torch anew (1.4-2.1 s of a `kt tune`'s
+    start on an H200 host, 4-5 s on a cold one). Starts it in the background and returns once it is ready; every kt process finds it
     by itself (KT_RESIDENT=0 makes one go without)."""
     from kt_cli.resident import control
 

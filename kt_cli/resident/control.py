@@ -13,22 +13,23 @@ from kt_cli.resident.keeper import READY_TIMEOUT_S
 from kt_cli.resident.lease import ask
 
 
-def status() -> dict | None:
-    answered = ask("status")
+def _once(request: str) -> dict | None:
+    answered = ask(request)
     if answered is None:
         return None
     answered[0].close()
     return answered[1]
+
+
+def status() -> dict | None:
+    """The keeper's description (keeper.Keeper.describe), or None where none runs."""
+    return _once("status")
 
 
 def stop() -> dict | None:
     """Ask the keeper to end: at once without leases, else once the last one ends (it lends no more).
     Its description as it was, or None where none runs."""
-    answered = ask("stop")
-    if answered is None:
-        return None
-    answered[0].close()
-    return answered[1]
+    return _once("stop")
 
 
 def launch(idle: float) -> tuple[dict, bool]:
@@ -50,10 +51,23 @@ def launch(idle: float) -> tuple[dict, bool]:
     keeper.stdout.close()
     if line.startswith("ready "):
         return json.loads(line[len("ready "):]), True
-    if line == "running":  # another `kt serve` started one meanwhile
-        return status() or {}, False
+    if line == "running":  # another `kt serve` started one meanwhile: its description once it is ready
+        return _when_ready(), False
     raise EnvironmentProblem(f"kt serve: the resident server did not start ({line or 'no answer'}); "
                              f"its log: {files['log']}")
+
+
+def _when_ready() -> dict:
+    import time
+
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        info = status()
+        if info is not None:
+            return info
+        time.sleep(0.2)
+    raise EnvironmentProblem(f"kt serve: another `kt serve` is starting the resident server and it was not ready "
+                             f"after {READY_TIMEOUT_S:g} s; see `kt serve --status`")
 
 
 def _first_line(keeper: subprocess.Popen) -> str:
