@@ -3,6 +3,7 @@ ENUMERATION_LIMIT points: larger ones are sampled point by point, each decoded f
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import keyword
 import math
@@ -182,27 +183,29 @@ class SearchSpace:
             if self.violated(env_of(point)) is None:
                 yield point
 
-    def completion(self, partial: dict, env_of, tries: int = 1000) -> dict | None:
+    def completion(self, partial: dict, env_of) -> dict | None:
         """`partial` (some knobs' values) made a full point that meets the constraints, its missing knobs
-        taking the first values that do (among the first `tries` combinations); None when `partial`
-        names a knob or a value outside the space, or no combination tried fits."""
+        taking the first values that do, in the order of points(); None when `partial` names a knob or a
+        value outside the space, or no completion fits. `env_of(point)` is constraint_env's: the point's
+        names laid over the same others (env_of({}) holds those). Found knob by knob, as
+        _enumerate_valid finds them: the matmul module's seeds took 15-20 ms each when every combination
+        of the knobs they leave out was tried in turn (a new study's first ask waited for them)."""
         known = {p.name: p for p in self.params}
         if not set(partial) <= set(known) or not all(known[n].contains(v) for n, v in partial.items()):
             return None
-        rest = SearchSpace(tuple(p for p in self.params if p.name not in partial), ())
-        for index in range(min(tries, rest.size())):
-            full = {**partial, **rest.point_at(index)}
-            if self.violated(env_of(full)) is None:
-                return {p.name: full[p.name] for p in self.params}
-        return None
+        fixed = SearchSpace(tuple(dataclasses.replace(p, values=(partial[p.name],)) if p.name in partial else p
+                                  for p in self.params), self.constraints)
+        found = _enumerate_valid(fixed, env_of({}), {}, limit=1)
+        return fixed.point_at(found[0]) if found else None
 
 
-def _enumerate_valid(space: SearchSpace, base: dict, rejected_by: dict) -> list[int]:
+def _enumerate_valid(space: SearchSpace, base: dict, rejected_by: dict, limit: int | None = None) -> list[int]:
     """The indices (in the order of SearchSpace.points) of the points that meet every constraint, found
     knob by knob: a constraint is checked as soon as every knob it names has a value, so a knob value it
     refuses is never combined with the knobs after it (the matmul recipe's 62208 points per shape: the
     UNITS == units constraint alone drops three in four before the others are looked at). `rejected_by`
-    counts, per constraint, the points it refuses (its first refusal in constraint order at a knob)."""
+    counts, per constraint, the points it refuses (its first refusal in constraint order at a knob).
+    With `limit`, the first `limit` of them (the counts then cover what was looked at)."""
     params = space.params
     names = [p.name for p in params]
     values = [p.all_values() for p in params]
@@ -226,10 +229,12 @@ def _enumerate_valid(space: SearchSpace, base: dict, rejected_by: dict) -> list[
             valid.append(index)
             return
         for i, value in enumerate(values[k]):
+            if limit is not None and len(valid) >= limit:
+                break
             env[names[k]] = value
             if not refused(k, below[k]):
                 walk(k + 1, index + i * below[k])
-        del env[names[k]]
+        env.pop(names[k], None)
 
     if not refused(-1, math.prod(len(v) for v in values)):
         walk(0, 0)
