@@ -360,35 +360,6 @@ def test_the_judge_kernels_load_in_the_background_and_torch_judges_meanwhile(mon
     assert judge_kernel.loaded(huge, ref, True) and len(loads) == 2  # (rms is another variant) waited for it
 
 
-def test_a_readying_judge_starts_its_comparison_loading_and_the_first_judgement_takes_it_over(monkeypatch):
-    # the judge prefetches the kernels of the recipe's dtype against float64 before its cases' references
-    # run; the first judgement of those dtypes finds that load under way and does not start another
-    import threading
-
-    from kt_cli.evaluate import judge_kernel
-
-    monkeypatch.setattr(judge_kernel, "_loaded", set())
-    monkeypatch.setattr(judge_kernel, "_loading", {})
-    release, loads = threading.Event(), []
-
-    def slow_load(key):
-        loads.append(key)
-        release.wait(10)
-        with judge_kernel._loading_lock:
-            judge_kernel._loaded.add(key)
-
-    monkeypatch.setattr(judge_kernel, "_load", slow_load)
-    meta = torch.device("meta")
-    judge_kernel.prefetch(torch.bfloat16, torch.float64, meta, True)
-    judge_kernel.prefetch(torch.int32, torch.float64, meta, True)  # not the kernels' dtypes: nothing starts
-    assert len(loads) == 1
-    out, ref = torch.empty(8, dtype=torch.bfloat16, device="meta"), torch.empty(8, dtype=torch.float64, device="meta")
-    assert not judge_kernel.loaded(out, ref, True) and len(loads) == 1  # under way: torch judges meanwhile
-    release.set()
-    judge_kernel._loading[loads[0]].join(10)
-    assert judge_kernel.loaded(out, ref, True) and len(loads) == 1
-
-
 @pytest.mark.parametrize("backend, arch, warp", [("cuda", 90, 32), ("cuda", 80, 32), ("hip", "gfx942", 64)])
 def test_the_device_judge_kernels_compile_for_each_vendor(backend, arch, warp):
     # the judge compiles them on the device the first time it judges there: a vendor Triton refuses

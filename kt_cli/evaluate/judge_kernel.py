@@ -144,30 +144,13 @@ def loaded(out, ref, rms: bool) -> bool:
     with _loading_lock:
         if key in _loaded:
             return True
-    thread = _start_loading(key)
-    if out.numel() > TORCH_WHILE_LOADING_MAX:
-        thread.join()
-    return key in _loaded
-
-
-def prefetch(out_dtype, ref_dtype, device, rms: bool) -> None:
-    """Start loading the kernels loaded() will be asked for with outputs of `out_dtype` judged against
-    references of `ref_dtype` on `device` (a torch.device with its index): a judge readying for a problem
-    starts them before its cases' references run, and the first judgement finds them loaded or loading."""
-    import torch
-
-    if _supported(torch.empty(0, dtype=out_dtype), torch.empty(0, dtype=ref_dtype)):
-        _start_loading((out_dtype, ref_dtype, device, bool(rms)))
-
-
-def _start_loading(key: tuple) -> threading.Thread:
-    """The thread loading `key`'s kernels, started here unless one was already."""
-    with _loading_lock:
         thread = _loading.get(key)
         if thread is None:
             thread = _loading[key] = threading.Thread(target=_load, args=(key,), daemon=True)
             thread.start()
-    return thread
+    if out.numel() > TORCH_WHILE_LOADING_MAX:
+        thread.join()
+    return key in _loaded
 
 
 def _load(key: tuple) -> None:

@@ -407,34 +407,12 @@ def ready_judge(source, runs: list, dtype: str, seed: int, target=None) -> None:
     from kt_cli.evaluate.held_cases import judge_held
     from kt_cli.evaluate.verify import WrongResult, module_tolerance, tolerance_for
 
-    if target is not None:
-        with contextlib.suppress(Exception):  # best effort: the first judgement loads what it needs
-            _prefetch_comparison(source, dtype, target)
     problem, held = _held(source, runs, dtype, seed, target, make=True)
     first = held[0].case
     for name in first.outputs:
         first.inputs[name].copy_(first.expected[name])
     with contextlib.suppress(WrongResult):  # (a reference its own dtype cannot hold: still loaded)
         judge_held(held[:1], tolerance_for(dtype, module_tolerance(problem, dtype), None))
-
-
-def _prefetch_comparison(source, dtype: str, target) -> None:
-    """The judge's comparison kernels for what a reference most often gives, the recipe's dtype judged
-    against float64 (a library module's reference computes in float64), start loading before the cases are
-    made, their references running meanwhile: on an H200 host the load took 0.4-0.5 s of a judge's 1.0-1.7 s
-    readying, and the judge was the last of the two the first candidate waits for (results/s37/call2, 5).
-    Other outputs load at their first judgement, as before."""
-    import torch
-
-    from kt_cli.evaluate import judge_kernel
-    from kt_cli.evaluate.verify import module_tolerance, tolerance_for
-    from kt_cli.kernel import torch_dtype
-
-    device = torch.empty(0, device=_judge_device(target)[0]).device
-    if device.type == "cpu":
-        return
-    tolerance = tolerance_for(dtype, module_tolerance(_kernel(source.problem()), dtype), None)
-    judge_kernel.prefetch(torch_dtype(dtype), torch.float64, device, bool(tolerance.rms))
 
 
 def ready_device(source, target=None) -> None:
