@@ -19,6 +19,22 @@ os.environ["KT_CACHE_DIR"] = tempfile.mkdtemp(prefix="kt-test-cache-")
 os.environ["KT_RESIDENT_DIR"] = tempfile.mkdtemp(prefix="kt-res-", dir="/tmp")
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """No resident server started by a test outlives the run (a keeper lives in a session of its own)."""
+    import signal
+
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            command = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if b"kt_cli.resident.keeper" in command and os.environ["KT_RESIDENT_DIR"].encode() in command:
+            try:
+                os.kill(int(pid), signal.SIGTERM)
+            except OSError:
+                pass
+
+
 def _has_cuda() -> bool:
     try:
         import torch
