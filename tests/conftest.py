@@ -23,16 +23,13 @@ def pytest_sessionfinish(session, exitstatus):
     """No resident server started by a test outlives the run (a keeper lives in a session of its own)."""
     import signal
 
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+    from tests.helpers import resident_keepers
+
+    for pid in resident_keepers(os.environ["KT_RESIDENT_DIR"]):
         try:
-            command = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            os.kill(pid, signal.SIGTERM)
         except OSError:
-            continue
-        if b"kt_cli.resident.keeper" in command and os.environ["KT_RESIDENT_DIR"].encode() in command:
-            try:
-                os.kill(int(pid), signal.SIGTERM)
-            except OSError:
-                pass
+            pass
 
 
 def _has_cuda() -> bool:

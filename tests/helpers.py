@@ -96,6 +96,19 @@ def processes_of(tmpdir) -> list[int]:
     return found
 
 
+def resident_keepers(folder: str) -> list[int]:
+    """The keepers of `kt serve` running with their sockets in `folder` (kt_cli/resident/keeper.py)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            command = (proc / "cmdline").read_bytes().split(b"\0") if proc.name.isdigit() else []
+        except OSError:
+            continue
+        if b"kt_cli.resident.keeper" in command and str(folder).encode() in command:
+            found.append(int(proc.name))
+    return found
+
+
 def wait_until_gone(tmpdir, seconds: float = 20.0) -> list[int]:
     """Wait for every process of `tmpdir` to end; returns those still there after `seconds`."""
     deadline = time.monotonic() + seconds

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.helpers import dsl_recipe, kt_process, process_env
+from tests.helpers import dsl_recipe, kt_process, process_env, resident_keepers
 from tests.test_isolation import MISBEHAVING
 
 FAKE = ["--target", "fake:cpu"]
@@ -36,21 +36,9 @@ def resident(monkeypatch):
     monkeypatch.setenv("KT_RESIDENT_DIR", folder)
     yield folder
     kt_process("serve", "--stop", env={"KT_RESIDENT_DIR": folder})
-    for pid in _keepers(folder):
+    for pid in resident_keepers(folder):
         os.kill(pid, signal.SIGKILL)
     shutil.rmtree(folder, ignore_errors=True)
-
-
-def _keepers(folder: str) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            command = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if b"kt_cli.resident.keeper" in command and folder.encode() in command:
-            found.append(int(pid))
-    return found
 
 
 def _serve(*args: str, env: dict | None = None) -> dict:
@@ -62,17 +50,18 @@ def _serve(*args: str, env: dict | None = None) -> dict:
 def _gone(folder: str, timeout: float = 10.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not _keepers(folder) and not [f for f in os.listdir(folder) if f.endswith((".keep", ".fork"))]:
+        if not resident_keepers(folder) and not [f for f in os.listdir(folder) if f.endswith((".keep", ".fork"))]:
             return True
         time.sleep(0.2)
     return False
 
 
-def _worker_parent(env: dict | None = None) -> tuple[int, int | None]:
+def _worker_parent(env: dict | None = None, script: str = WORKER_PARENT) -> tuple[int, int | None]:
+    """(the parent of a worker a fresh process starts, the resident server it borrowed or None)."""
     import subprocess
     import sys
 
-    ran = subprocess.run([sys.executable, "-c", WORKER_PARENT], capture_output=True, text=True,
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          env=process_env(**(env or {})), timeout=300)
     assert ran.returncode == 0, ran.stderr
     parent, server = ran.stdout.split()
@@ -167,14 +156,8 @@ import time
 while os.path.exists(f"/proc/{info['server']}"):
     time.sleep(0.05)
 with Worker() as worker:""")
-    import subprocess
-    import sys
-
-    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=process_env(),
-                         timeout=300)
-    assert ran.returncode == 0, ran.stderr
-    parent, server = ran.stdout.split()
-    assert server == "None" and int(parent) > 0
+    parent, borrowed = _worker_parent(script=script)
+    assert borrowed is None and parent > 0
 
 
 @pytest.mark.parametrize("args, says", [
@@ -235,4 +218,4 @@ def test_two_kt_serve_at_once_start_one_server(resident):
     answers = [json.loads(p.communicate(timeout=300)[0]) for p in both]
     assert all(p.returncode == 0 for p in both)
     assert sorted(a["started_now"] for a in answers) == [False, True]
-    assert answers[0]["server"] == answers[1]["server"] and len(_keepers(resident)) == 1
+    assert answers[0]["server"] == answers[1]["server"] and len(resident_keepers(resident)) == 1

@@ -128,8 +128,8 @@ def resident_context():
 def start_fork_server_in_background() -> None:
     """Boot the fork server now, in a thread (it imports torch: seconds on a GPU host), so that it is up
     when the first worker starts instead of on that worker's critical path."""
-    if resident_context() is not None or _context().get_start_method() != "forkserver":
-        return
+    if _context().get_start_method() != "forkserver" or borrow() is not None:
+        return  # spawned workers, or the resident server's
 
     def boot() -> None:
         from multiprocessing import forkserver

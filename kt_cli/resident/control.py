@@ -42,13 +42,14 @@ def launch(idle: float) -> tuple[dict, bool]:
     if folder is None:
         raise EnvironmentProblem(f"kt serve: {directory()} cannot hold its sockets (it must be yours, writable by "
                                  f"nobody else, and short); set {DIR_ENV} to such a directory")
-    files = paths(folder, key())
+    server_key = key()
+    files = paths(folder, server_key)
     # the keeper imports this kt, wherever it was imported from here (an uninstalled checkout too)
     here = os.path.dirname(os.path.dirname(os.path.abspath(sys.modules["kt_cli"].__file__)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
     with open(files["log"], "w") as log:
         keeper = subprocess.Popen(
-            [sys.executable, "-m", "kt_cli.resident.keeper", "--dir", folder, "--key", key(), "--idle", str(idle)],
+            [sys.executable, "-m", "kt_cli.resident.keeper", "--dir", folder, "--key", server_key, "--idle", str(idle)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, start_new_session=True, text=True,
             env=env)
     line = _first_line(keeper)
