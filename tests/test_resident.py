@@ -90,6 +90,110 @@ def test_a_tune_forks_every_worker_from_the_resident_server_and_judges_as_alone(
     assert _serve("--status")["leases"] == 0
 
 
+def _status_when(ready: int, timeout: float = 120.0) -> dict:
+    """`kt serve --status` once `ready` spares wait (made while no kt process runs: after a tune's end)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        info = _serve("--status")
+        if info["spares"] == ready and not info["spares_readying"] or time.monotonic() > deadline:
+            return info
+        time.sleep(0.3)
+
+
+def _kinds(folder) -> dict:
+    trials = [json.loads(line) for line in (folder / "recipe.kt" / "trials.jsonl").read_text().splitlines()]
+    return {t["params"]["BLOCK"]: (t["failure_kind"], "SIGSEGV" in (t["message"] or "")) for t in trials}
+
+
+def test_the_next_measured_tune_takes_over_readied_spares_and_judges_as_alone(resident, write, tmp_path):
+    _serve("--idle", "60")
+    recipe = dsl_recipe(write, kernel_text=MISBEHAVING, space="BLOCK = [256, 512, 1024, 2048, 4096]",
+                        extra='sampler = "grid"', trials=5)
+    recipe.write_text(recipe.read_text().replace("timeout = 60", "timeout = 10"))
+    env = {"KT_PLUGINS": "tests.fake_vendor"}
+    first = kt_process("tune", recipe, *FAKE, "--out", tmp_path / "a", env=env, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert _status_when(2)["spares"] == 2  # the device's worker and judge, readied for the next command
+    profile = tmp_path / "profile"
+    second = kt_process("tune", recipe, *FAKE, "--out", tmp_path / "b", env={**env, "KT_PROFILE_DIR": str(profile)},
+                        timeout=600)
+    assert second.returncode == 0, second.stderr
+    adopted = [line for log in profile.glob("pipe-caller-*.log") for line in log.read_text().splitlines()
+               if line.startswith("adopt ")]
+    assert len(adopted) == 2
+    # a crash in a spare taken over still reaches kt with its signal; every verdict as in the first run
+    expected = {256: ("ok", False), 512: ("crash", True), 1024: ("timeout", False), 2048: ("wrong", False),
+                4096: ("ok", False)}
+    assert _kinds(tmp_path / "a") == _kinds(tmp_path / "b") == expected
+
+
+SPARE_WORKER = """
+import os, sys, time
+from kt_cli import plugins
+from kt_cli.evaluate.pool import Worker
+from kt_cli.resident.lease import allow
+allow()
+with Worker({}, spare=("device", plugins.target("fake:cpu"))) as worker:
+    worker.ensure_started()
+    print(type(worker._proc).__name__, worker._proc.pid, worker.call("detect_devices", {}, 60)[0].name, flush=True)
+    if len(sys.argv) > 1:
+        time.sleep(600)
+"""
+
+
+def _spare_worker(plugin_dir, *args: str, **env: str):
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-c", SPARE_WORKER, *args], stdout=subprocess.PIPE, text=True,
+                            env=process_env(str(plugin_dir), KT_PLUGINS="kt_fake_copy", **env))
+
+
+def _started(plugin_dir, **env: str) -> tuple[str, int]:
+    ran = _spare_worker(plugin_dir, **env)
+    out, _ = ran.communicate(timeout=300)
+    assert ran.returncode == 0
+    how, pid, device = out.split(maxsplit=2)
+    assert device.startswith("Fake CPU device")
+    return how, int(pid)
+
+
+def test_a_spare_serves_only_a_process_that_would_import_what_it_did(resident, tmp_path):
+    from pathlib import Path
+
+    plugin = tmp_path / "kt_fake_copy.py"  # the vendor's plugin, as a file the test may change
+    plugin.write_text((Path(__file__).parent / "fake_vendor.py").read_text())
+    _serve("--idle", "60")
+    assert _started(tmp_path)[0] == "ForkServerProcess"  # nothing readied yet: the wish is remembered
+    assert _status_when(1)["spares"] == 1
+    assert _started(tmp_path, KT_FAKE_DEVICES="2")[0] == "ForkServerProcess"  # another device setup
+    assert _status_when(2)["spares"] == 2
+    stale = os.stat(plugin)
+    os.utime(plugin, ns=(stale.st_atime_ns, stale.st_mtime_ns + 10**9))  # edited since the spare imported it
+    how, _ = _started(tmp_path)
+    assert how == "ForkServerProcess" and _serve("--status")["spares"] == 1  # the stale one ended
+    assert _status_when(2)["spares"] == 2
+    how, adopted = _started(tmp_path)
+    assert how == "AdoptedProcess" and not os.path.exists(f"/proc/{adopted}")  # taken, and ended with its kt
+
+
+def test_a_spare_taken_over_ends_with_the_process_that_took_it(resident, tmp_path):
+    plugin = tmp_path / "kt_fake_copy.py"
+    plugin.write_text((__import__("pathlib").Path(__file__).parent / "fake_vendor.py").read_text())
+    _serve("--idle", "60")
+    _started(tmp_path)
+    _status_when(1)
+    holder = _spare_worker(tmp_path, "hold")
+    how, pid, _ = holder.stdout.readline().split(maxsplit=2)
+    assert how == "AdoptedProcess"
+    holder.kill()
+    holder.wait()
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{pid}")
+
+
 def test_processes_of_several_workers_come_from_it_too(resident, write, tmp_path):
     _serve("--idle", "60")
     env = {"KT_PLUGINS": "tests.fake_vendor", "KT_FAKE_DEVICES": "2"}
@@ -163,6 +267,7 @@ with Worker() as worker:""")
 @pytest.mark.parametrize("args, says", [
     (["--idle", "-1"], "--idle: -1 is not a number of seconds >= 0"),
     (["--stop", "--status"], "--stop and --status: give one of them"),
+    (["--spares", "-1"], "--spares: -1 is below 0"),
 ])
 def test_bad_flags_get_one_line(resident, args, says):
     result = kt_process("serve", *args)

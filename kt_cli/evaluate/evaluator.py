@@ -114,12 +114,14 @@ class Evaluator:
     def device_busy_seconds(self) -> float:
         return sum(pool.busy_seconds for pool in self.device_pools.values())
 
-    def device_pool(self, vendor_name: str) -> WorkerPool:
-        """The worker of `vendor_name`'s device, started with the environment the vendor asks for."""
+    def device_pool(self, vendor_name: str, spec: TargetSpec | None = None) -> WorkerPool:
+        """The worker of `vendor_name`'s device, started with the environment the vendor asks for; made with
+        `spec` (the plan's target: start_workers), its start takes over `kt serve`'s spare where one is ready."""
         if vendor_name not in self.device_pools:
             from kt_cli import plugins
 
-            self.device_pools[vendor_name] = WorkerPool(1, plugins.vendor(vendor_name).worker_env())
+            self.device_pools[vendor_name] = WorkerPool(1, plugins.vendor(vendor_name).worker_env(),
+                                                        spare=("device", spec) if spec is not None else None)
         return self.device_pools[vendor_name]
 
     def device_judge(self, spec: TargetSpec) -> IsolatedVerifier:
@@ -149,7 +151,7 @@ class Evaluator:
         0.17 s later on an H200 host: results/s37/call3)."""
         for plan in plans:
             if plan.mode == "measured":
-                self.device_pool(plan.spec.vendor).start_in_background()
+                self.device_pool(plan.spec.vendor, plan.spec).start_in_background()
                 self.device_judge(plan.spec).judge_pool.start_in_background()
             else:
                 self.verifier.judge_pool.start_in_background()

@@ -34,7 +34,7 @@ class IsolatedVerifier:
         self.timeout, self.target = timeout, target
         # under the interpreter a candidate may still reach for any vendor's device objects
         self.watched_names = every_watched_name()
-        self.judge_pool = WorkerPool(1, env)
+        self.judge_pool = WorkerPool(1, env, spare=("judge", target) if target is not None else None)
         self.lock = DeviceTurns()  # the device's turns: the most promising waiting candidate first
         self._interpreter_defects: list | None = None  # asked of the interpreter once, after a failure
 
@@ -204,4 +204,4 @@ def device_workers(spec, timeout: float, device=None) -> tuple[WorkerPool, Isola
 
     vendor = plugins.vendor(spec.vendor)
     env = {**vendor.worker_env(), **(vendor.pin_env(device) if device is not None else {})}
-    return WorkerPool(1, env), IsolatedVerifier(timeout, env, spec)
+    return WorkerPool(1, env, spare=("device", spec)), IsolatedVerifier(timeout, env, spec)

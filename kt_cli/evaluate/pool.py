@@ -35,14 +35,20 @@ def fp_fusion_default() -> str:
 NICE_ENV = "KT_WORKER_NICE"  # a worker's niceness increment (a pool of background work: kt's compile pool)
 
 
-def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int) -> None:
-    forked = time.time()
-    os.environ.clear()  # a forked worker starts with the fork server's environment: it gets kt's of now
+def enter_worker(env: dict, scratch_dir: str, output_path: str, parent_pid: int) -> None:
+    """A worker's start, before anything of kt runs there: kt's environment of now (a forked worker starts
+    with the fork server's), its niceness, its scratch directory (kt_cli.evaluate.containment)."""
+    os.environ.clear()
     os.environ.update(env)
     if env.get(NICE_ENV):
         with contextlib.suppress(OSError, ValueError):
             os.nice(int(env[NICE_ENV]))
     enter_scratch(scratch_dir, output_path, parent_pid)  # a candidate's prints and files stay out of kt's way
+
+
+def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int) -> None:
+    forked = time.time()
+    enter_worker(env, scratch_dir, output_path, parent_pid)
     try:
         from kt_cli.evaluate import requests as execute
 
@@ -52,6 +58,13 @@ def _serve(conn, env: dict, scratch_dir: str, output_path: str, parent_pid: int)
         return
     conn.send(("ready", None))
     log_timing("worker", "start", forked, time.time())
+    serve_requests(conn)
+
+
+def serve_requests(conn) -> None:
+    """Answer the kt process's requests until it closes the connection."""
+    from kt_cli.evaluate import requests as execute
+
     while True:
         try:
             op, payload = conn.recv()
@@ -165,10 +178,13 @@ def _main_module_hidden():
 
 class Worker:
     """One child process, in a scratch directory of its own (kt_cli.evaluate.containment). `env` is
-    applied before the child imports anything (TRITON_INTERPRET, CUDA_VISIBLE_DEVICES...)."""
+    applied before the child imports anything (TRITON_INTERPRET, CUDA_VISIBLE_DEVICES...). `spare`, a
+    (role, target) of a device's worker or judge: where `kt serve` keeps a spare readied for them, the
+    worker's first start takes it over (kt_cli.resident.adoption) instead of forking one."""
 
-    def __init__(self, env: dict | None = None):
+    def __init__(self, env: dict | None = None, spare: tuple | None = None):
         self.env = {"TRITON_DEFAULT_FP_FUSION": fp_fusion_default(), **(env or {})}
+        self.spare = spare
         self._proc = None
         self._conn = None
         self._scratch: Scratch | None = None
@@ -181,10 +197,35 @@ class Worker:
                 self._start()
 
     def _start(self) -> None:
+        self._scratch = Scratch()
+        start = ({**os.environ, **self.env}, self._scratch.dir, self._scratch.output_path, os.getpid())
+        if self._adopt(start):
+            return
+        self._fork(start)
+        status, value = self._answer("starting", STARTUP_TIMEOUT, report=False)  # imports' warnings: no candidate's
+        if status == "error":
+            self.stop()
+            raise WorkerFailure(*value)
+
+    def _adopt(self, start: tuple) -> bool:
+        """Take over `kt serve`'s spare for this worker's role and target, if one is ready and still loads
+        what this process would: True once it is this worker's, started as `start` says."""
+        if self.spare is None or _context().get_start_method() != "forkserver" or borrow() is None:
+            return False
+        from kt_cli.resident.adoption import adopt
+
+        asked = time.time()
+        adopted = adopt(*self.spare, start)
+        if adopted is None:
+            return False
+        self._proc, self._conn = adopted
+        log_timing("caller", "adopt", asked, time.time())
+        return True
+
+    def _fork(self, start: tuple) -> None:
         global _SPAWN_ONLY
         self._conn, child = multiprocessing.Pipe()
-        self._scratch = Scratch()
-        args = (child, {**os.environ, **self.env}, self._scratch.dir, self._scratch.output_path, os.getpid())
+        args = (child, *start)
         with _main_module_hidden():
             _sockets_under_a_short_directory()
             while True:
@@ -199,10 +240,6 @@ class Worker:
                         raise
                     _SPAWN_ONLY = True
         child.close()
-        status, value = self._answer("starting", STARTUP_TIMEOUT, report=False)  # imports' warnings: no candidate's
-        if status == "error":
-            self.stop()
-            raise WorkerFailure(*value)
 
     def _answer(self, doing: str, timeout: float, report: bool = True, limit: float | None = None):
         """The worker's answer, or WorkerFailure (a crash or a hang: the worker is then stopped).
@@ -290,11 +327,11 @@ class Worker:
 class WorkerPool:
     """`size` interchangeable workers for threads that call at once; counts the seconds spent busy."""
 
-    def __init__(self, size: int, env: dict | None = None):
+    def __init__(self, size: int, env: dict | None = None, spare: tuple | None = None):
         import queue
         import threading
 
-        self.workers = [Worker(env) for _ in range(max(1, size))]
+        self.workers = [Worker(env, spare) for _ in range(max(1, size))]
         self._idle: "queue.Queue[Worker]" = queue.Queue()
         for w in self.workers:
             self._idle.put(w)

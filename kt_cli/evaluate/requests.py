@@ -428,6 +428,23 @@ def ready_device(source, target=None) -> None:
         warm_up()
 
 
+def ready_spare(role: str, target) -> None:
+    """What a device's worker (`role` "device") or judge ("judge") does first whatever the problem, done by
+    `kt serve`'s spare before a kt process takes it over (kt_cli.resident.spare): the vendor's devices
+    detected, the runtime selected on `target`'s device and its context made (synchronize and free_bytes
+    reach the device), and for a candidate's worker Triton's own key (cross_compile.warm_up)."""
+    from kt_cli import plugins
+    from kt_cli.evaluate.cross_compile import warm_up
+
+    _, runtime = _present(plugins.vendor(target.vendor), target)
+    runtime.synchronize()
+    runtime.free_bytes()
+    if role == "device":
+        _candidate_device(target)
+        with contextlib.suppress(Exception):
+            warm_up()
+
+
 def launch_held(source, params: dict, options: dict, shared: bytes, watched_names: tuple = (), target=None) -> dict:
     """The candidate's side of verification: launch on each run's held tensors under the launch watch,
     in order; the judge looks at what the launches left. Returns how long loading and launching took."""

@@ -32,9 +32,10 @@ def stop() -> dict | None:
     return _once("stop")
 
 
-def launch(idle: float) -> tuple[dict, bool]:
-    """Start a keeper in a session of its own and wait until its fork server has imported torch.
-    Returns (its description, whether this call started it)."""
+def launch(idle: float, spares: int) -> tuple[dict, bool]:
+    """Start a keeper in a session of its own (keeping at most `spares` readied device workers and judges)
+    and wait until its fork server has imported torch. Returns (its description, whether this call started
+    it)."""
     running = status()
     if running is not None:
         return running, False
@@ -49,7 +50,8 @@ def launch(idle: float) -> tuple[dict, bool]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
     with open(files["log"], "w") as log:
         keeper = subprocess.Popen(
-            [sys.executable, "-m", "kt_cli.resident.keeper", "--dir", folder, "--key", server_key, "--idle", str(idle)],
+            [sys.executable, "-m", "kt_cli.resident.keeper", "--dir", folder, "--key", server_key, "--idle", str(idle),
+             "--spares", str(spares)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, start_new_session=True, text=True,
             env=env)
     line = _first_line(keeper)

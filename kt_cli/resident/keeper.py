@@ -8,7 +8,8 @@ address) and keeps the connection open while it runs; the workers it forks hold 
 (multiprocessing passes it to them), so a lease ends when the client and all its workers are gone. With
 no lease for `--idle` seconds, on `stop` once the last lease ends, on SIGTERM, or when the fork server
 dies, the keeper closes the fork server's "alive" pipe (the server exits), removes both sockets and
-exits. `status` answers one JSON line."""
+exits. `status` answers one JSON line. `spare <wish>` asks for a readied device worker or judge
+(kt_cli.resident.stock; `--spares` of them at most, 0: none)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from kt_cli.resident.identity import PRELOADED, PROTOCOL, paths
 
 READY_TIMEOUT_S = 300.0  # importing torch on a cold, busy machine
 REQUEST_TIMEOUT_S = 2.0  # a client names its request at once
+REQUEST_BYTES_MAX = 1 << 20  # a spare's wish carries the worker's environment
 POLL_S = 1.0  # how often the fork server's life and the idle time are checked
 
 
@@ -58,15 +60,16 @@ def _start_fork_server(address: str) -> tuple[subprocess.Popen, int]:
     return server, alive_w
 
 
-def _first_child(address: str, alive_w: int) -> float:
+def _first_child(address: str) -> float:
     """Fork one child through the server and wait for its end: the server has imported what it preloads
-    once it answers. Returns the seconds it took."""
+    once it answers. Returns the seconds it took. The keeper's children (this one, the spares) get no copy
+    of the server's alive pipe: the server ends when the keeper closes it, whatever they do."""
     import multiprocessing
 
     from kt_cli.resident.lease import attach
 
     started = time.monotonic()
-    attach(address, alive_w)
+    attach(address, os.open(os.devnull, os.O_RDONLY))
     child = multiprocessing.get_context("forkserver").Process(target=os.getpid, daemon=True)
     child.start()
     child.join(READY_TIMEOUT_S)
@@ -76,7 +79,10 @@ def _first_child(address: str, alive_w: int) -> float:
 
 
 class Keeper:
-    def __init__(self, files: dict, idle: float, server: subprocess.Popen, alive_w: int, ready_s: float):
+    def __init__(self, files: dict, idle: float, server: subprocess.Popen, alive_w: int, ready_s: float,
+                 spares: int):
+        from kt_cli.resident.stock import Stock
+
         self.files, self.idle, self.server, self.alive_w = files, idle, server, alive_w
         self.started, self.ready_s = time.time(), ready_s
         self.leases: set = set()
@@ -88,20 +94,26 @@ class Keeper:
         os.chmod(files["keeper"], 0o600)
         self.listener.listen()
         self.selector.register(self.listener, selectors.EVENT_READ)
+        self.stock = Stock(spares, self.selector)
 
     def describe(self) -> dict:
         return {"protocol": PROTOCOL, "fork": self.files["fork"], "keeper": os.getpid(), "server": self.server.pid,
                 "started": self.started, "ready_s": round(self.ready_s, 3), "idle": self.idle,
                 "leases": len(self.leases), "stopping": self.stopping,
-                "idle_for": 0.0 if self.leases else round(time.monotonic() - self.last_active, 1)}
+                "idle_for": 0.0 if self.leases else round(time.monotonic() - self.last_active, 1),
+                **self.stock.describe()}
 
     def serve(self) -> None:
         while not self._done():
             for event, _ in self.selector.select(POLL_S):
                 if event.fileobj is self.listener:
                     self._accept()
+                elif isinstance(event.data, str):
+                    self.stock.heard(event.data)
                 else:
                     self._lease_readable(event.fileobj)
+            if not self.leases and not self.stopping:
+                self.stock.refill()
 
     def _done(self) -> bool:
         if self.server.poll() is not None:
@@ -114,8 +126,10 @@ class Keeper:
         conn, _ = self.listener.accept()
         conn.settimeout(REQUEST_TIMEOUT_S)
         try:
-            request = conn.recv(64).decode(errors="replace").strip()
-            if request == "lease" and not self.stopping:
+            request = _request(conn)
+            if request.startswith("spare ") and not self.stopping:
+                self.stock.answer(conn, json.loads(request[len("spare "):]))
+            elif request == "lease" and not self.stopping:
                 conn.sendall((json.dumps(self.describe()) + "\n").encode())
                 conn.setblocking(False)
                 self.leases.add(conn)
@@ -125,7 +139,7 @@ class Keeper:
                 self.stopping = True
             if request in ("status", "stop"):
                 conn.sendall((json.dumps(self.describe()) + "\n").encode())
-        except OSError:
+        except (OSError, ValueError):
             pass
         conn.close()
 
@@ -151,6 +165,7 @@ class Keeper:
         """No new client (the keeper's socket goes first), then the fork server ends."""
         _remove(self.files["keeper"])
         self.listener.close()
+        self.stock.close()
         os.close(self.alive_w)
         try:
             self.server.wait(10)
@@ -160,6 +175,17 @@ class Keeper:
         _remove(self.files["fork"])
 
 
+def _request(conn: socket.socket) -> str:
+    """A client's request: one line."""
+    data = b""
+    while not data.endswith(b"\n") and len(data) < REQUEST_BYTES_MAX:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode(errors="replace").strip()
+
+
 def _remove(path: str) -> None:
     try:
         os.unlink(path)
@@ -167,7 +193,7 @@ def _remove(path: str) -> None:
         pass
 
 
-def run(folder: str, key: str, idle: float) -> int:
+def run(folder: str, key: str, idle: float, spares: int) -> int:
     files = paths(folder, key)
     lock = os.open(files["lock"], os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -179,8 +205,8 @@ def run(folder: str, key: str, idle: float) -> int:
         _remove(stale)
     server, alive_w = _start_fork_server(files["fork"])
     try:
-        ready_s = _first_child(files["fork"], alive_w)
-        keeper = Keeper(files, idle, server, alive_w, ready_s)
+        ready_s = _first_child(files["fork"])
+        keeper = Keeper(files, idle, server, alive_w, ready_s, spares)
     except BaseException as exc:
         os.close(alive_w)
         server.kill()
@@ -204,8 +230,9 @@ def main() -> None:
     parser.add_argument("--dir", required=True)
     parser.add_argument("--key", required=True)
     parser.add_argument("--idle", type=float, required=True)
+    parser.add_argument("--spares", type=int, default=0)
     args = parser.parse_args()
-    sys.exit(run(args.dir, args.key, args.idle))
+    sys.exit(run(args.dir, args.key, args.idle, args.spares))
 
 
 if __name__ == "__main__":

@@ -55,9 +55,8 @@ def _read_line(conn: socket.socket) -> str:
     return data.decode(errors="replace").strip()
 
 
-def ask(request: str, timeout: float = CONNECT_TIMEOUT_S) -> tuple[socket.socket, dict] | None:
-    """Send `request` (lease, status, stop) to the keeper of this process's key: its open connection and
-    its JSON answer, or None where there is no keeper (or it does not answer as one)."""
+def connect(timeout: float = CONNECT_TIMEOUT_S) -> socket.socket | None:
+    """A connection to the keeper of this process's key, or None where none listens."""
     folder = private_directory(make=False)
     if folder is None:
         return None
@@ -68,6 +67,19 @@ def ask(request: str, timeout: float = CONNECT_TIMEOUT_S) -> tuple[socket.socket
     conn.settimeout(timeout)
     try:
         conn.connect(address)
+    except OSError:
+        conn.close()
+        return None
+    return conn
+
+
+def ask(request: str, timeout: float = CONNECT_TIMEOUT_S) -> tuple[socket.socket, dict] | None:
+    """Send `request` (lease, status, stop) to the keeper of this process's key: its open connection and
+    its JSON answer, or None where there is no keeper (or it does not answer as one)."""
+    conn = connect(timeout)
+    if conn is None:
+        return None
+    try:
         conn.sendall(request.encode() + b"\n")
         answer = json.loads(_read_line(conn))
         if not isinstance(answer, dict) or answer.get("protocol") != PROTOCOL \
