@@ -3,7 +3,11 @@ process pays it: Python's start, torch's and Triton's imports, a CUDA context, t
 call. Prints each step's end in seconds after T0 (the command's start, given by the shell), beside the
 tuning wall benchmarks/run.py reports (its process has all of that done before it times autotune).
 
-    T0=$(date +%s.%N); python benchmarks/experiments/autotune_fresh.py --t0 $T0 --size 8192
+    T0=$(date +%s.%N); python benchmarks/experiments/autotune_fresh.py --t0 $T0 --size 8192 [--json FILE]
+
+With --json it then times the config it chose (kt's timer, as benchmarks/anchors.py does) and appends one
+line to FILE: the problem's shape key, that median and the seconds from T0 to the tuning's end, which
+cli_first_results.py --autotune reads.
 """
 
 import argparse
@@ -15,6 +19,7 @@ marks = {}
 parser = argparse.ArgumentParser()
 parser.add_argument("--t0", type=float, required=True)
 parser.add_argument("--size", type=int, default=8192)
+parser.add_argument("--json")
 args = parser.parse_args()
 marks["python and argparse"] = time.time()
 import torch  # noqa: E402
@@ -38,3 +43,14 @@ torch.cuda.synchronize()
 marks["autotune's first call (tuning) returned"] = time.time()
 print(f"{args.size}^3, best {autotuned_matmul.best_config}: " +
       "; ".join(f"{name} {stamp - args.t0:.2f} s" for name, stamp in marks.items()))
+if args.json:
+    import json
+
+    from anchors import _timer  # noqa: E402
+
+    stats = _timer().measure(lambda: autotuned_matmul[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0),
+                                                            b.stride(1), c.stride(0), c.stride(1)))
+    line = {"shape": f"M={m},N={n},K={k}", "autotune": {
+        "median_s": stats.median, "tuning_wall_s": marks["autotune's first call (tuning) returned"] - args.t0}}
+    with open(args.json, "a") as f:
+        f.write(json.dumps(line) + "\n")

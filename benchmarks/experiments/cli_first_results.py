@@ -25,9 +25,19 @@ from run import completions, first_reaching, first_within  # noqa: E402
 
 
 def autotune_times(path: str | None) -> dict:
-    """Per problem: autotune's best time and its tuning wall, from a benchmarks/run.py --autotune report."""
+    """Per problem: autotune's best time and its tuning wall, from a benchmarks/run.py --autotune report, or
+    the medians over the lines autotune_fresh.py --json wrote (.jsonl: the wall from each command's start)."""
     if not path:
         return {}
+    if path.endswith(".jsonl"):
+        import statistics
+
+        runs: dict = {}
+        for line in Path(path).read_text().splitlines():
+            run = json.loads(line)
+            runs.setdefault(run["shape"], []).append(run["autotune"])
+        return {shape: {key: statistics.median(r[key] for r in found) for key in ("median_s", "tuning_wall_s")}
+                for shape, found in runs.items()}
     report = json.loads(Path(path).read_text())
     return {a["shape"]: a["autotune"] for entry in report["kernels"] for a in entry.get("anchors", [])
             if "autotune" in a}
