@@ -20,7 +20,7 @@ def log_timing(side: str, op: str, *stamps: float) -> None:
 
 def mark(event: str) -> None:
     """A stamp of the CLI's own progress through a run (the tune's start, devices detected, storage
-    opened, a study ready...), beside the pipes'."""
+    opened, a study ready...), beside the pipes': when, and the CPU seconds kt's process (all its threads)
+    had used by then (a step that took longer than its CPU time waited for something, or for a core)."""
     if os.environ.get("KT_PROFILE_DIR"):
-        now = time.time()
-        log_timing("cli", event, now, now)
+        log_timing("cli", event, time.time(), time.process_time())

@@ -468,7 +468,7 @@ def test_a_tune_takes_over_the_device_worker_and_judge_kt_serve_readied(resident
     """`kt serve`'s spares on a real device: the second tune's device worker and judge are the spares readied
     after the first (their CUDA context made), and every verdict, the crash's signal included, is the first's."""
     from tests.test_isolation import MISBEHAVING
-    from tests.test_resident import _kinds, _serve, _status_when
+    from tests.test_resident import _kinds, _log, _serve, _status_when
 
     _serve("--idle", "120")
     recipe = dsl_recipe(write, kernel_text=MISBEHAVING, space="BLOCK = [256, 512, 1024, 2048, 4096]",
@@ -476,12 +476,12 @@ def test_a_tune_takes_over_the_device_worker_and_judge_kt_serve_readied(resident
     recipe.write_text(recipe.read_text().replace("timeout = 60", "timeout = 20"))
     first = kt_process("tune", recipe, "--out", tmp_path / "a", timeout=600)
     assert first.returncode == 0, first.stderr
-    assert _status_when(2)["spares"] == 2
+    assert _status_when(2)["spares"] == 2, _log(resident)
     second = kt_process("tune", recipe, "--out", tmp_path / "b", env={"KT_PROFILE_DIR": str(tmp_path / "p")},
                         timeout=600)
     assert second.returncode == 0, second.stderr
     adopted = [log for log in (tmp_path / "p").glob("pipe-caller-*.log") if "adopt " in log.read_text()]
-    assert len(adopted) == 2
+    assert len(adopted) == 2, second.stderr[-3000:]
     assert _kinds(tmp_path / "a") == _kinds(tmp_path / "b") == {
         256: ("ok", False), 512: ("crash", True), 1024: ("timeout", False), 2048: ("wrong", False), 4096: ("ok", False)}
     winners = [json.loads((tmp_path / run / "recipe.kt" / "manifest.json").read_text())["results"][0]["mode"]

@@ -100,6 +100,11 @@ def _status_when(ready: int, timeout: float = 120.0) -> dict:
         time.sleep(0.3)
 
 
+def _log(folder) -> str:
+    """The keepers' logs of `folder` (what a spare that failed to ready said)."""
+    return "\n".join(p.read_text()[-3000:] for p in __import__("pathlib").Path(folder).glob("*.log"))
+
+
 def _kinds(folder) -> dict:
     trials = [json.loads(line) for line in (folder / "recipe.kt" / "trials.jsonl").read_text().splitlines()]
     return {t["params"]["BLOCK"]: (t["failure_kind"], "SIGSEGV" in (t["message"] or "")) for t in trials}
@@ -113,7 +118,7 @@ def test_the_next_measured_tune_takes_over_readied_spares_and_judges_as_alone(re
     env = {"KT_PLUGINS": "tests.fake_vendor"}
     first = kt_process("tune", recipe, *FAKE, "--out", tmp_path / "a", env=env, timeout=600)
     assert first.returncode == 0, first.stderr
-    assert _status_when(2)["spares"] == 2  # the device's worker and judge, readied for the next command
+    assert _status_when(2)["spares"] == 2, _log(resident)  # the device's worker and judge, readied for the next
     profile = tmp_path / "profile"
     second = kt_process("tune", recipe, *FAKE, "--out", tmp_path / "b", env={**env, "KT_PROFILE_DIR": str(profile)},
                         timeout=600)
@@ -145,14 +150,15 @@ def _spare_worker(plugin_dir, *args: str, **env: str):
     import subprocess
     import sys
 
-    return subprocess.Popen([sys.executable, "-c", SPARE_WORKER, *args], stdout=subprocess.PIPE, text=True,
+    return subprocess.Popen([sys.executable, "-c", SPARE_WORKER, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
                             env=process_env(str(plugin_dir), KT_PLUGINS="kt_fake_copy", **env))
 
 
 def _started(plugin_dir, **env: str) -> tuple[str, int]:
     ran = _spare_worker(plugin_dir, **env)
-    out, _ = ran.communicate(timeout=300)
-    assert ran.returncode == 0
+    out, err = ran.communicate(timeout=300)
+    assert ran.returncode == 0, err
     how, pid, device = out.split(maxsplit=2)
     assert device.startswith("Fake CPU device")
     return how, int(pid)
@@ -165,7 +171,7 @@ def test_a_spare_serves_only_a_process_that_would_import_what_it_did(resident, t
     plugin.write_text((Path(__file__).parent / "fake_vendor.py").read_text())
     _serve("--idle", "60")
     assert _started(tmp_path)[0] == "ForkServerProcess"  # nothing readied yet: the wish is remembered
-    assert _status_when(1)["spares"] == 1
+    assert _status_when(1)["spares"] == 1, _log(resident)
     assert _started(tmp_path, KT_FAKE_DEVICES="2")[0] == "ForkServerProcess"  # another device setup
     assert _status_when(2)["spares"] == 2
     stale = os.stat(plugin)

@@ -66,8 +66,10 @@ def main() -> None:
             events.append(f"{op} {rel[0]:.2f}->{rel[1]:.2f}")
         print(f"{name:>14} {pid:>7}: " + "; ".join(events))
     for path in sorted(args.directory.glob("pipe-cli-*.log")):
-        marks = [line.split()[:-2] + [float(line.split()[-2])] for line in path.read_text().splitlines()]
-        print("CLI: " + "; ".join(f"{' '.join(m[:-1])} {m[-1] - args.t0:.2f}" for m in marks if m[-1] - args.t0 <= args.until))
+        marks = [(" ".join(line.split()[:-2]), *map(float, line.split()[-2:])) for line in path.read_text().splitlines()]
+        # each mark: seconds after T0 and, where logged (kt_cli.stamps.mark), the CPU seconds kt's process had used
+        print("CLI: " + "; ".join(f"{event} {at - args.t0:.2f}" + (f" (cpu {cpu:.2f})" if cpu < 1e6 else "")
+                                  for event, at, cpu in marks if at - args.t0 <= args.until))
     callers = sorted(args.directory.glob("pipe-caller-*.log"))
     firsts: dict = {}
     for path in callers:

@@ -80,12 +80,14 @@ class StudyRun:
         study.set_user_attr("budget_trials", budget.trials)  # the --trials it was set for (scale.storage_progress)
         fail_dead_trials(study, self.storage)  # a killed run's trials, before counting what is done
         ledger = Ledger.read(study)
+        mark("ledger read")
         self.found_complete = budget.spent(ledger)
         self.on_open(budget.limit, [trial_result(t) for t in ledger.evaluated.values()])
         if not study.get_trials(deepcopy=False):
             seeded = self._enqueue_known_good(study)
             if self.sampler == "tpe" and valid is None:  # (a repaired sampler draws them among valid points itself)
                 self._enqueue_valid_start(study, min(STARTUP_TRIALS, self.budget) - seeded)
+        mark("seeds queued")
         objective = Objective(study, self.storage, self.problem, budget, self.seed, self.on_result, self.worker)
         mark("study ready")
         attempts = _Attempts(max(1, self.budget) * ATTEMPTS_PER_UNIT + 200)

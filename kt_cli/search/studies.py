@@ -181,6 +181,7 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     try:
         evaluator.start_workers(plans)  # while the interpreter worker inspects the module
         module_info = prepared.module_info()
+        mark("module inspected")
         problems = problem_plans(recipe, plans, evaluator, module_info)
         evaluator.ready_devices([(problem.target, problem.shape) for problem in problems])
         mark("knobs probed")
