@@ -416,6 +416,44 @@ def test_the_device_is_readied_before_the_first_candidate_comes(fake_device, wri
     assert judge_from < device_to and device_from < judge_to, (judge[0], device[0])
 
 
+def _compiles(pipes) -> int:
+    """The compile requests kt sent, from the run's logs."""
+    return sum(line.startswith("compile ") for log in pipes.glob("pipe-caller-*.log")
+               for line in log.read_text().splitlines())
+
+
+def test_a_new_studys_first_seed_is_evaluated_while_its_storage_opens_and_only_once(fake_device, write, tmp_path,
+                                                                                   monkeypatch):
+    """On a new storage each problem's first seed is evaluated from before the studies' storage opens and
+    they enqueue their seeds (Evaluator.evaluate_ahead); its trial takes that result: every candidate is
+    compiled once. A resumed run (its storage exists) evaluates nothing ahead: its studies' first points
+    are others."""
+    from kt_cli.evaluate.evaluator import Evaluator
+    from kt_cli.search import studies
+
+    events = []
+    ahead, opening = Evaluator.evaluate_ahead, studies.open_storage
+    monkeypatch.setattr(Evaluator, "evaluate_ahead",
+                        lambda self, plan, shape, params: events.append(("ahead", params)) or ahead(self, plan, shape, params))
+    monkeypatch.setattr(studies, "open_storage", lambda url: events.append(("open", None)) or opening(url))
+    seeded = SCALED_ADD + '\nSEEDS = [{"BLOCK": 512, "num_warps": 2}]\n'
+    recipe = dsl_recipe(write, kernel_text=seeded, space="BLOCK = [256, 512, 1024]\nnum_warps = [2, 4]",
+                        shapes="[{N = 4096}, {N = 8192}]", trials=3)
+    out = tmp_path / "out"
+    monkeypatch.setenv("KT_PROFILE_DIR", str(tmp_path / "new"))
+    assert kt("tune", recipe, *FAKE, "--out", out).exit_code == 0
+    seed = {"BLOCK": 512, "num_warps": 2}
+    assert events == [("ahead", seed), ("ahead", seed), ("open", None)]  # each problem's, then the storage
+    trials = _trials(out)
+    assert _compiles(tmp_path / "new") == len(trials) == 6 and all(t["failure_kind"] == "ok" for t in trials)
+    assert [t["stats"]["median"] > 0 for t in trials if t["params"] == seed] == [True, True]
+    events.clear()
+    recipe.write_text(recipe.read_text().replace("trials = 3", "trials = 4"))
+    monkeypatch.setenv("KT_PROFILE_DIR", str(tmp_path / "resumed"))
+    assert kt("tune", recipe, *FAKE, "--out", out).exit_code == 0
+    assert events == [("open", None)] and _compiles(tmp_path / "resumed") == 2 and len(_trials(out)) == 8
+
+
 def test_readying_a_later_problem_waits_while_a_candidate_holds_the_device():
     """The judge's cases and references are device work: readying the next problem (an 8192^3 float64
     reference) beside a candidate being timed would be timed with it. Readying takes the device's lock."""

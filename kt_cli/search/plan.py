@@ -157,12 +157,24 @@ def default_storage(recipe: Recipe, out_dir: Path) -> str:
     return f"sqlite:///{(out_dir / f'{recipe.name}.study.db').resolve()}"
 
 
-def make_storage_dir(storage_url: str) -> None:
-    """The directory of an SQLite study file or a journal file, made just before the storage is opened."""
+def _storage_file(storage_url: str) -> Path | None:
+    """The file of an SQLite or journal storage; None for a database server's (or SQLite in memory)."""
     found = re.match(r"sqlite(\+\w+)?:///(.+)", storage_url)
     path = found.group(2) if found else None if "://" in storage_url else storage_url
-    if path and path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return Path(path) if path and path != ":memory:" else None
+
+
+def make_storage_dir(storage_url: str) -> None:
+    """The directory of an SQLite study file or a journal file, made just before the storage is opened."""
+    path = _storage_file(storage_url)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def new_storage(storage_url: str) -> bool:
+    """Whether the storage is a file that does not exist yet: every study opened there is new."""
+    path = _storage_file(storage_url)
+    return path is not None and not path.exists()
 
 
 def study_name(recipe: Recipe, plan: TargetPlan, shape: dict, source_hash: str) -> str:

@@ -17,8 +17,8 @@ from kt_cli.recipe.space import SearchSpace, constraint_env, feasible_points
 from kt_cli.search.driver import StudyRun
 from kt_cli.search.fair_slots import FairSlots
 from kt_cli.search.ledger import Budget
-from kt_cli.search.plan import (TargetPlan, build_space, check_kernel_knobs, make_storage_dir, plan_targets,
-                                space_key, study_name)
+from kt_cli.search.plan import (TargetPlan, build_space, check_kernel_knobs, make_storage_dir, new_storage,
+                                plan_targets, space_key, study_name)
 from kt_cli.search.sampler import check_sampler_fits
 from kt_cli.search.scale import sampler_seed, whoami
 from kt_cli.search.storage import earlier_results, open_storage
@@ -55,6 +55,15 @@ class ProblemPlan:
 
     def evaluate(self, params: dict) -> TrialResult:
         return self.evaluator.evaluate(self.target, self.shape, params)
+
+    def evaluate_first_seed(self, seeds: tuple) -> None:
+        """Begin evaluating the point a new study asks for first, its kernel's first seed that fits the
+        space (driver.StudyRun enqueues the seeds so, completed alike), before the study exists."""
+        for point in seeds:
+            full = self.space.completion(point, self.env)
+            if full is not None:
+                self.evaluator.evaluate_ahead(self.target, self.shape, full)
+                return
 
     def observe(self, result: TrialResult) -> None:
         """A result of this study that another process evaluated (its best races this one's candidates)."""
@@ -185,6 +194,9 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         problems = problem_plans(recipe, plans, evaluator, module_info)
         evaluator.ready_devices([(problem.target, problem.shape) for problem in problems])
         mark("knobs probed")
+        if not shared and new_storage(storage_url):  # every study is new, and this process's alone
+            for problem in problems:
+                problem.evaluate_first_seed(tuple(module_info.get("seeds", ())))
         make_storage_dir(storage_url)  # (only now: a refused recipe or module leaves no file behind)
         store = open_storage(storage_url)
         mark("storage opened")
