@@ -480,7 +480,8 @@ def test_a_tune_takes_over_the_device_worker_and_judge_kt_serve_readied(resident
     second = kt_process("tune", recipe, "--out", tmp_path / "b", env={"KT_PROFILE_DIR": str(tmp_path / "p")},
                         timeout=600)
     assert second.returncode == 0, second.stderr
-    adopted = [log for log in (tmp_path / "p").glob("pipe-caller-*.log") if "adopt " in log.read_text()]
+    adopted = [line for log in (tmp_path / "p").glob("pipe-caller-*.log") for line in log.read_text().splitlines()
+               if line.startswith("adopt ")]
     assert len(adopted) == 2, second.stderr[-3000:]
     assert _kinds(tmp_path / "a") == _kinds(tmp_path / "b") == {
         256: ("ok", False), 512: ("crash", True), 1024: ("timeout", False), 2048: ("wrong", False), 4096: ("ok", False)}
