@@ -6,4 +6,6 @@ on an H200 host, 4-5 s on a cold one) before its first candidate.
 - keeper.py: the server's keeper, which starts Python's fork server, lends it, and ends it when idle.
 - lease.py: a kt process's side: borrow the server for the process's lifetime, or go without.
 - control.py: `kt serve`'s side: start a keeper, ask how it is, stop it.
+- stock.py, spare.py, adoption.py: spare device workers and judges, readied between kt commands for the
+  devices they used (the keeper's side, the spare's own process, a kt process taking one over).
 """
