@@ -191,8 +191,10 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         evaluator.start_workers(plans)  # while the interpreter worker inspects the module
         module_info = prepared.module_info()
         mark("module inspected")
+        # the devices ready while the spaces are checked (their studies' problems, in their order): a new
+        # study's first seed, evaluated ahead, waits for nothing else on a host with `kt serve`'s spares
+        evaluator.ready_devices([(plan, shape) for plan in plans for shape in recipe.problem.shapes])
         problems = problem_plans(recipe, plans, evaluator, module_info)
-        evaluator.ready_devices([(problem.target, problem.shape) for problem in problems])
         mark("knobs probed")
         if not shared and new_storage(storage_url):  # every study is new, and this process's alone
             for problem in problems:
