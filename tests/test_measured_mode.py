@@ -433,8 +433,8 @@ def test_a_new_studys_first_seed_is_evaluated_while_its_storage_opens_and_only_o
 
     events = []
     ahead, opening = Evaluator.evaluate_ahead, studies.open_storage
-    monkeypatch.setattr(Evaluator, "evaluate_ahead",
-                        lambda self, plan, shape, params: events.append(("ahead", params)) or ahead(self, plan, shape, params))
+    monkeypatch.setattr(Evaluator, "evaluate_ahead", lambda self, plan, shape, params:
+                        events.append(("ahead", params)) or ahead(self, plan, shape, params))
     monkeypatch.setattr(studies, "open_storage", lambda url: events.append(("open", None)) or opening(url))
     seeded = SCALED_ADD + '\nSEEDS = [{"BLOCK": 512, "num_warps": 2}]\n'
     recipe = dsl_recipe(write, kernel_text=seeded, space="BLOCK = [256, 512, 1024]\nnum_warps = [2, 4]",

@@ -191,14 +191,7 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         evaluator.start_workers(plans)  # while the interpreter worker inspects the module
         module_info = prepared.module_info()
         mark("module inspected")
-        # the devices ready while the spaces are checked (their studies' problems, in their order): a new
-        # study's first seed, evaluated ahead, waits for nothing else on a host with `kt serve`'s spares
-        evaluator.ready_devices([(plan, shape) for plan in plans for shape in recipe.problem.shapes])
-        problems = problem_plans(recipe, plans, evaluator, module_info)
-        mark("knobs probed")
-        if not shared and new_storage(storage_url):  # every study is new, and this process's alone
-            for problem in problems:
-                problem.evaluate_first_seed(tuple(module_info.get("seeds", ())))
+        problems = _problems_begun(recipe, plans, evaluator, module_info, ahead=not shared and new_storage(storage_url))
         make_storage_dir(storage_url)  # (only now: a refused recipe or module leaves no file behind)
         store = open_storage(storage_url)
         mark("storage opened")
@@ -230,6 +223,20 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         tally.device_busy_seconds = evaluator.device_busy_seconds
         evaluator.close()
     return source, plans, studies, tally
+
+
+def _problems_begun(recipe: Recipe, plans: list, evaluator: Evaluator, module_info: dict, ahead: bool) -> list:
+    """The studies' problems, their devices readying meanwhile (their order is the problems'): with `ahead`
+    (a new storage of this process alone: every study is new), each problem's first seed is being evaluated
+    too, while the storage opens and the studies enqueue their seeds; it waits for nothing else on a host
+    with `kt serve`'s spares."""
+    evaluator.ready_devices([(plan, shape) for plan in plans for shape in recipe.problem.shapes])
+    problems = problem_plans(recipe, plans, evaluator, module_info)
+    mark("knobs probed")
+    if ahead:
+        for problem in problems:
+            problem.evaluate_first_seed(tuple(module_info.get("seeds", ())))
+    return problems
 
 
 def _expect(tally: Tally, problems: list, store, trials: int, source_hash: str) -> None:
