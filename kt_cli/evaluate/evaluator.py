@@ -191,6 +191,8 @@ class Evaluator:
             pool.stop()
         self.source, self._verified, self.counts, self._refusals = source, {}, {}, {}
         self.verify_shapes = list(self.recipe.problem.verify_shapes)
+        with self._ahead_lock:
+            self._ahead = {}  # another module's points: never its results
 
     def inspect_module(self, shapes: list) -> dict:
         try:
