@@ -184,6 +184,22 @@ def test_a_spare_serves_only_a_process_that_would_import_what_it_did(resident, t
     assert how == "AdoptedProcess" and not os.path.exists(f"/proc/{adopted}")  # taken, and ended with its kt
 
 
+def test_a_spare_killed_while_it_waits_is_forgotten_and_made_again_after_the_next_command(resident, tmp_path):
+    plugin = tmp_path / "kt_fake_copy.py"  # (the GPU's memory held by a spare was wanted back: the OOM killer)
+    plugin.write_text((__import__("pathlib").Path(__file__).parent / "fake_vendor.py").read_text())
+    _serve("--idle", "60")
+    _started(tmp_path)
+    (pid,) = _status_when(1)["spare_pids"]
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _serve("--status")["spare_pids"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _serve("--status")["spares"] == 0
+    assert _started(tmp_path)[0] == "ForkServerProcess"  # nothing to take: forked, as without a keeper
+    info = _status_when(1)
+    assert info["spares"] == 1 and info["spare_pids"] != [pid]
+
+
 def test_a_spare_taken_over_ends_with_the_process_that_took_it(resident, tmp_path):
     plugin = tmp_path / "kt_fake_copy.py"
     plugin.write_text((__import__("pathlib").Path(__file__).parent / "fake_vendor.py").read_text())

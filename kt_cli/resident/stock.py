@@ -31,7 +31,8 @@ class Stock:
 
     def describe(self) -> dict:
         ready = sum(spare.ready for spare in self.spares.values())
-        return {"spares": ready, "spares_readying": len(self.spares) - ready, "spares_limit": self.limit}
+        return {"spares": ready, "spares_readying": len(self.spares) - ready, "spares_limit": self.limit,
+                "spare_pids": sorted(spare.process.pid for spare in self.spares.values())}  # (nvidia-smi lists them)
 
     def answer(self, client: socket.socket, wish: dict) -> None:
         """Hand the ready spare of `wish`'s key to `client` (its pid; its connection and status pipe as file
