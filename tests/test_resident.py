@@ -7,6 +7,7 @@ import shutil
 import signal
 import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -102,7 +103,7 @@ def _status_when(ready: int, timeout: float = 120.0) -> dict:
 
 def _log(folder) -> str:
     """The keepers' logs of `folder` (what a spare that failed to ready said)."""
-    return "\n".join(p.read_text()[-3000:] for p in __import__("pathlib").Path(folder).glob("*.log"))
+    return "\n".join(p.read_text()[-3000:] for p in Path(folder).glob("*.log"))
 
 
 def _kinds(folder) -> dict:
@@ -147,6 +148,15 @@ with Worker({}, spare=("device", plugins.target("fake:cpu"))) as worker:
 """
 
 
+@pytest.fixture
+def fake_plugin(tmp_path):
+    """The fake vendor's plugin as a module of tmp_path (kt_fake_copy.py: a file a test may change), which
+    SPARE_WORKER's processes load."""
+    plugin = tmp_path / "kt_fake_copy.py"
+    plugin.write_text((Path(__file__).parent / "fake_vendor.py").read_text())
+    return plugin
+
+
 def _spare_worker(plugin_dir, *args: str, **env: str):
     import subprocess
     import sys
@@ -165,18 +175,14 @@ def _started(plugin_dir, **env: str) -> tuple[str, int]:
     return how, int(pid)
 
 
-def test_a_spare_serves_only_a_process_that_would_import_what_it_did(resident, tmp_path):
-    from pathlib import Path
-
-    plugin = tmp_path / "kt_fake_copy.py"  # the vendor's plugin, as a file the test may change
-    plugin.write_text((Path(__file__).parent / "fake_vendor.py").read_text())
+def test_a_spare_serves_only_a_process_that_would_import_what_it_did(resident, fake_plugin, tmp_path):
     _serve("--idle", "60")
     assert _started(tmp_path)[0] == "ForkServerProcess"  # nothing readied yet: the wish is remembered
     assert _status_when(1)["spares"] == 1, _log(resident)
     assert _started(tmp_path, KT_FAKE_DEVICES="2")[0] == "ForkServerProcess"  # another device setup
     assert _status_when(2)["spares"] == 2
-    stale = os.stat(plugin)
-    os.utime(plugin, ns=(stale.st_atime_ns, stale.st_mtime_ns + 10**9))  # edited since the spare imported it
+    stale = os.stat(fake_plugin)
+    os.utime(fake_plugin, ns=(stale.st_atime_ns, stale.st_mtime_ns + 10**9))  # edited since the spare imported it
     how, _ = _started(tmp_path)
     assert how == "ForkServerProcess" and _serve("--status")["spares"] == 1  # the stale one ended
     assert _status_when(2)["spares"] == 2
@@ -184,9 +190,9 @@ def test_a_spare_serves_only_a_process_that_would_import_what_it_did(resident, t
     assert how == "AdoptedProcess" and not os.path.exists(f"/proc/{adopted}")  # taken, and ended with its kt
 
 
-def test_a_spare_killed_while_it_waits_is_forgotten_and_made_again_after_the_next_command(resident, tmp_path):
-    plugin = tmp_path / "kt_fake_copy.py"  # (the GPU's memory held by a spare was wanted back: the OOM killer)
-    plugin.write_text((__import__("pathlib").Path(__file__).parent / "fake_vendor.py").read_text())
+def test_a_spare_killed_while_it_waits_is_forgotten_and_made_again_after_the_next_command(resident, fake_plugin,
+                                                                                         tmp_path):
+    # (the GPU's memory a spare held was wanted back: the OOM killer)
     _serve("--idle", "60")
     _started(tmp_path)
     (pid,) = _status_when(1)["spare_pids"]
@@ -200,9 +206,7 @@ def test_a_spare_killed_while_it_waits_is_forgotten_and_made_again_after_the_nex
     assert info["spares"] == 1 and info["spare_pids"] != [pid]
 
 
-def test_a_spare_taken_over_ends_with_the_process_that_took_it(resident, tmp_path):
-    plugin = tmp_path / "kt_fake_copy.py"
-    plugin.write_text((__import__("pathlib").Path(__file__).parent / "fake_vendor.py").read_text())
+def test_a_spare_taken_over_ends_with_the_process_that_took_it(resident, fake_plugin, tmp_path):
     _serve("--idle", "60")
     _started(tmp_path)
     _status_when(1)

@@ -210,7 +210,7 @@ class Worker:
     def _adopt(self, start: tuple) -> bool:
         """Take over `kt serve`'s spare for this worker's role and target, if one is ready and still loads
         what this process would: True once it is this worker's, started as `start` says."""
-        if self.spare is None or _context().get_start_method() != "forkserver" or borrow() is None:
+        if self.spare is None or resident_context() is None:
             return False
         from kt_cli.resident.adoption import adopt
 

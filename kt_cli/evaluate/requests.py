@@ -440,7 +440,6 @@ def ready_spare(role: str, target) -> None:
     runtime.synchronize()
     runtime.free_bytes()
     if role == "device":
-        _candidate_device(target)
         with contextlib.suppress(Exception):
             warm_up()
 

@@ -25,10 +25,10 @@ import sys
 import time
 
 from kt_cli.resident.identity import PRELOADED, PROTOCOL, paths
+from kt_cli.resident.lease import read_line
 
 READY_TIMEOUT_S = 300.0  # importing torch on a cold, busy machine
 REQUEST_TIMEOUT_S = 2.0  # a client names its request at once
-REQUEST_BYTES_MAX = 1 << 20  # a spare's wish carries the worker's environment
 POLL_S = 1.0  # how often the fork server's life and the idle time are checked
 
 
@@ -126,7 +126,7 @@ class Keeper:
         conn, _ = self.listener.accept()
         conn.settimeout(REQUEST_TIMEOUT_S)
         try:
-            request = _request(conn)
+            request = read_line(conn)
             if request.startswith("spare ") and not self.stopping:
                 self.stock.answer(conn, json.loads(request[len("spare "):]))
             elif request == "lease" and not self.stopping:
@@ -173,17 +173,6 @@ class Keeper:
             self.server.kill()
             self.server.wait()
         _remove(self.files["fork"])
-
-
-def _request(conn: socket.socket) -> str:
-    """A client's request: one line."""
-    data = b""
-    while not data.endswith(b"\n") and len(data) < REQUEST_BYTES_MAX:
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    return data.decode(errors="replace").strip()
 
 
 def _remove(path: str) -> None:

@@ -45,10 +45,14 @@ def _own_fork_server_started() -> bool:
     return forkserver._forkserver._forkserver_address is not None
 
 
-def _read_line(conn: socket.socket) -> str:
+LINE_BYTES_MAX = 1 << 20  # a spare's wish (kt_cli.resident.adoption) carries a worker's whole environment
+
+
+def read_line(conn: socket.socket) -> str:
+    """One line from the other side of a keeper's socket (a request, or the keeper's answer)."""
     data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(4096)
+    while not data.endswith(b"\n") and len(data) < LINE_BYTES_MAX:
+        chunk = conn.recv(65536)
         if not chunk:
             break
         data += chunk
@@ -81,7 +85,7 @@ def ask(request: str, timeout: float = CONNECT_TIMEOUT_S) -> tuple[socket.socket
         return None
     try:
         conn.sendall(request.encode() + b"\n")
-        answer = json.loads(_read_line(conn))
+        answer = json.loads(read_line(conn))
         if not isinstance(answer, dict) or answer.get("protocol") != PROTOCOL \
                 or not isinstance(answer.get("fork"), str):
             raise ValueError(answer)
