@@ -189,19 +189,19 @@ def pruning(records: list[dict], ratio: float, after: int, orders: int = 200, wa
 
     groups = defaultdict(list)
     for r in records:
-        groups[problem_of(r)].append(
-            (estimate(r)["seconds"], r["measured_s"]))
+        model = estimate(r)
+        groups[problem_of(r)].append((model["seconds"], r["measured_s"], model["upper_bound"]))
     rng, saved, runs, lost, worst, until_best = random.Random(0), [], 0, 0, 1.0, []
     for points in (g for g in groups.values() if len(g) >= MIN_POINTS):
-        best = min(m for _, m in points)
+        best = min(p[1] for p in points)
         for _ in range(orders):
             order, queue = rng.sample(points, len(points)), []
             fastest, timed, pruned, found = None, 0, 0, None
             while order or queue:
                 queue += [order.pop() for _ in range(min(len(order), waiting - len(queue)))]
                 queue.sort(key=lambda p: over_fastest(p[0], fastest and fastest[0]))  # stable: arrival order
-                est, meas = queue.pop(0)
-                if fastest and pruned_at(est, fastest[0], timed, ratio, after) is not None:
+                est, meas, upper_bound = queue.pop(0)
+                if fastest and pruned_at(est, fastest[0], timed, ratio, after, upper_bound) is not None:
                     pruned += 1
                     continue
                 timed += 1

@@ -490,3 +490,5 @@ def test_the_pruning_rule_sends_a_candidate_to_the_device_unless_it_is_estimated
     assert pruned_at(3e-3, 1e-3, timed=9, ratio=0, after=3) is None  # pruning off (benchmarks/run.py --no-prune)
     assert pruned_at(None, 1e-3, timed=9, ratio=1.5, after=3) is None  # no estimate: timed
     assert pruned_at(3e-3, None, timed=9, ratio=1.5, after=3) is None
+    # an estimate that only bounds the candidate's time from above says nothing about how far slower it is
+    assert pruned_at(3e-3, 1e-3, timed=9, ratio=1.5, after=3, upper_bound=True) is None

@@ -286,7 +286,8 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     instructions = mix.get("total", 0)
     own = instructions * math.ceil(warps / schedulers) / clock
     own_loads = loader_time(work, own, instructions, warps, schedulers, clock)
-    issue_s = per_unit * instructions * load_passes(work, resources, programs, mix) * warps / (schedulers * clock)
+    passes = load_passes(work, resources, programs, mix)
+    issue_s = per_unit * instructions * passes * warps / (schedulers * clock)
 
     dram_bw = peaks.get("dram_bytes_per_s", 1e12) * _prop(properties, "dram_attainable")
     l2_bw = properties.get("l2_bytes_per_s") or dram_bw * _prop(properties, "l2_bytes_per_s_per_dram")
@@ -326,6 +327,9 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
         "mma_fraction": fraction,
         "mma_issue_factor": issue_factor,
         "wave_efficiency": programs / (per_unit * units),
+        # a program that runs through its loads several times is charged all its static instructions a pass
+        # (only its loop bodies repeat): where that term bounds the time, the estimate is an upper bound
+        "upper_bound": bound == "issue_s" and passes > 1,
     }
 
 

@@ -296,7 +296,7 @@ class Evaluator:
     def _predicted_far_slower(self, key: tuple, estimate: dict) -> str:
         """Why the cost model says this candidate cannot win (kt_cli.evaluate.pruning), or "" to time it."""
         over = pruned_at(estimate.get("seconds"), self.fastest_estimate.get(key), self.timed.get(key, 0),
-                         PRUNE_RATIO, PRUNE_AFTER)
+                         PRUNE_RATIO, PRUNE_AFTER, estimate.get("upper_bound", False))
         if over is None:
             return ""
         return (f"the cost model estimates {estimate['seconds']:.3g} s, {over:.1f}x its estimate of the fastest "

@@ -15,10 +15,15 @@ def over_fastest(estimate_s: float | None, fastest_estimate_s: float | None) -> 
 
 
 def pruned_at(estimate_s: float | None, fastest_estimate_s: float | None, timed: int, ratio: float,
-              after: int) -> float | None:
+              after: int, upper_bound: bool = False) -> float | None:
     """The candidate's estimate over the fastest timed candidate's where the rule prunes it; None where
-    it goes to the device (too few timed yet, no estimate, within `ratio`, or pruning off: `ratio` 0)."""
+    it goes to the device (too few timed yet, no estimate, within `ratio`, pruning off: `ratio` 0, or an
+    estimate that is only an upper bound of the candidate's time: kt_cli.evaluate.estimate's
+    `upper_bound`). Upper bounds: on the stored runs (benchmarks/rank.py --prune) the looped 4096-wide
+    softmax that measured fastest at 3072 x 20480 (H200, held out) was estimated 1.9x the model's
+    favourite, its issue term counting every static instruction once a pass through its row, and the
+    rule lost it in 62% of replayed orders (the best kept 1.19x slower)."""
     over = over_fastest(estimate_s, fastest_estimate_s)
-    if not ratio or timed < after or not over:
+    if not ratio or timed < after or not over or upper_bound:
         return None
     return over if over > ratio else None
