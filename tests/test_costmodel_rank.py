@@ -187,13 +187,13 @@ def test_the_model_ranks_a_fresh_calibrated_run_at_least_as_well_as_today(run, m
 # orders that lose it, alone and with 8 candidates waiting, which a change may not raise. None today. s36g
 # (seventh held-out run, 2026-11-28) lost softmax 3072x20480's best, 4096-wide blocks walking each row twice on
 # 4 warps, in 1.8% and 6.7% of orders (a config 1.19x the best kept): its estimate, 1.9x the model's
-# favourite, is bound by the issue term of a program running through its loads five times, an upper bound
+# favourite, is bound by the issue term of a program running through its loads several times, an upper bound
 # that pruning no longer acts on (kt_cli/evaluate/pruning.py, the twenty-ninth session).
 KNOWN_LOSSES: dict[str, tuple[float, float]] = {}
 
 
 def test_a_looped_row_kernel_bound_by_its_issue_term_is_estimated_from_above_and_never_pruned(monkeypatch):
-    # s36g's softmax 3072x20480 on an H200: the 4096-wide blocks on 4 warps walk each row five times a pass
+    # s36g's softmax 3072x20480 on an H200: the 4096-wide blocks on 4 warps walk each row in five blocks, twice,
     # and measured fastest; their issue term charges every static instruction each time (only the loop bodies
     # repeat) and bounds the estimate, which is then only an upper bound; the whole-row block is not
     from kt_cli.evaluate.pruning import pruned_at
