@@ -55,72 +55,72 @@ FLOORS = {"rho_median": 0.69, "rho_worst": 0.38, "winner_within_10pct": 0.76, "t
 RESULTS = ROOT / "benchmarks" / "results"
 FRESH = {
     "s9": (RESULTS / "rank_fresh_h100_s9.jsonl", RESULTS / "calibrate_h100_s9.json", 12,
-           {"rho_median": 0.87, "rho_worst": -0.25, "winner_within_10pct": 0.9, "top8_recall": 1.0,
-            "error_median": 0.17, "ties": 22}),
+           {"rho_median": 0.88, "rho_worst": -0.19, "winner_within_10pct": 0.91, "top8_recall": 1.0,
+            "error_median": 0.15, "ties": 19}),
     "s8": (RESULTS / "rank_fresh_h100_s8.jsonl", RESULTS / "calibrate_h100_s8.json", 8,
-           {"rho_median": 0.8, "rho_worst": 0.65, "winner_within_10pct": 0.74, "top8_recall": 1.0,
-            "error_median": 0.15, "ties": 7}),
+           {"rho_median": 0.82, "rho_worst": 0.64, "winner_within_10pct": 0.75, "top8_recall": 1.0,
+            "error_median": 0.13, "ties": 7}),
     # three measured matmul searches on an H200 (2026-11-26, results/s14/final), not calibrated: the
     # table's constants (static mode's estimate of a searched space)
     "s14": (RESULTS / "rank_fresh_h200_s14.jsonl", None, 3,
-            {"rho_median": 0.78, "rho_worst": 0.72, "winner_within_10pct": 0.95, "top8_recall": 1.0,
-             "error_median": 0.15, "ties": 50}),
+            {"rho_median": 0.74, "rho_worst": 0.72, "winner_within_10pct": 1.0, "top8_recall": 1.0,
+             "error_median": 0.13, "ties": 33}),
     # random points of matmul, attention and lstm on an H100 (2026-11-26, seventh session), calibrated
     # in the same call, measured after the MMA issue factor was built: never developed or fitted on
     "s18": (RESULTS / "rank_fresh_h100_s18.jsonl", RESULTS / "calibrate_h100_s18b.json", 9,
-            {"rho_median": 0.8, "rho_worst": 0.68, "winner_within_10pct": 0.55, "top8_recall": 1.0,
-             "error_median": 0.2, "ties": 11}),
+            {"rho_median": 0.79, "rho_worst": 0.68, "winner_within_10pct": 0.77, "top8_recall": 1.0,
+             "error_median": 0.19, "ties": 8}),
     # random points of nine memory-bound and step kernels on an H100 (2026-11-27, sixteenth session,
     # results/s27), calibrated in the same call, each value a candidate's ratio to its baseline timed
     # beside it: the model was neither developed nor fitted on them (axpy's and gemv's configs lie within a
     # few percent of each other: their rho is noise). One row's loads in flight a program walking rows
     # (seventeenth session) took its rho median from 0.70 to 0.80 and its ties from 88 to 46
     "s27": (RESULTS / "rank_fresh_h100_s27.jsonl", RESULTS / "calibrate_h100_s27.json", 13,
-            {"rho_median": 0.78, "rho_worst": -0.5, "winner_within_10pct": 0.75, "top8_recall": 0.91,
-             "error_median": 0.12, "ties": 43}),
+            {"rho_median": 0.79, "rho_worst": -0.43, "winner_within_10pct": 0.76, "top8_recall": 0.92,
+             "error_median": 0.11, "ties": 41}),
     # held out (2026-11-27, eighteenth session, results/s28/call1): the library's matmul, attention, softmax
     # and layernorm on problems no other dataset, calibration or recipe has (benchmarks/recipes/holdout_*),
     # random points timed fully beside their baselines, calibrated in the same call; scored once the model
     # was fixed, before any change was tried on it
     "s28": (RESULTS / "rank_fresh_h100_s28.jsonl", RESULTS / "calibrate_h100_s28.json", 9,
-            {"rho_median": 0.78, "rho_worst": 0.57, "winner_within_10pct": 0.66, "top8_recall": 1.0,
-             "error_median": 0.16, "ties": 14}),
+            {"rho_median": 0.8, "rho_worst": 0.57, "winner_within_10pct": 0.77, "top8_recall": 1.0,
+             "error_median": 0.15, "ties": 9}),
     # the library's matmul (14 tiles on five shapes) and Triton attention (8 tiles on four shapes) on an H200
     # (2026-11-28, twenty-third session, results/s33/call1-2), each point one launch under Nsight Compute
     # (cold caches), its counters kept in the record ("ncu": L2 sectors looked up, bytes the SMs received
     # from L2, DRAM bytes), calibrated in the same call: the ground truth for the model's traffic terms. The
     # attention problems rank poorly (causal D128 rho -0.29 over 8 points: the spilling and TMA configs)
     "s33": (RESULTS / "rank_fresh_h200_s33.jsonl", RESULTS / "calibrate_h200_s33.json", 9,
-            {"rho_median": 0.78, "rho_worst": -0.35, "winner_within_10pct": 0.88, "top8_recall": 1.0,
-             "error_median": 0.18, "ties": 5}),
+            {"rho_median": 0.7, "rho_worst": -0.29, "winner_within_10pct": 1.0, "top8_recall": 1.0,
+             "error_median": 0.17, "ties": 4}),
     # held out again (2026-11-28, twenty-third session, results/s33/call4): the library's matmul, attention,
     # softmax and layernorm on problems of benchmarks/recipes/holdout_*_b.toml, written after the session's
     # model change and before anything was measured on them, random points timed fully, calibrated in the
     # same call; scored once. The model before the change: rho median 0.76, winner 56%, error 20%, 31 ties
     "s33b": (RESULTS / "rank_fresh_h200_s33b.jsonl", RESULTS / "calibrate_h200_s33b.json", 9,
-             {"rho_median": 0.82, "rho_worst": 0.46, "winner_within_10pct": 0.77, "top8_recall": 1.0,
-              "error_median": 0.15, "ties": 11}),
+             {"rho_median": 0.8, "rho_worst": 0.48, "winner_within_10pct": 0.88, "top8_recall": 1.0,
+              "error_median": 0.15, "ties": 6}),
     # held out a third time (2026-11-28, twenty-fourth session, results/s34/call3): benchmarks/recipes/
     # holdout_*_c.toml, written after unit_tail was built and before anything was measured on them, random
     # points timed fully on an H200, calibrated in the same call; scored once. The model before unit_tail:
     # rho median 0.75, winner 78%, error 17%, 15 ties
     "s34c": (RESULTS / "rank_fresh_h200_s34c.jsonl", RESULTS / "calibrate_h200_s34c.json", 9,
-             {"rho_median": 0.73, "rho_worst": 0.57, "winner_within_10pct": 0.77, "top8_recall": 1.0,
-              "error_median": 0.18, "ties": 19}),
+             {"rho_median": 0.75, "rho_worst": 0.59, "winner_within_10pct": 0.88, "top8_recall": 1.0,
+              "error_median": 0.18, "ties": 9}),
     # held out a fourth time (2026-11-28, twenty-fourth session, results/s34/call4): holdout_*_d.toml, written
     # after the session's last model change and before anything was measured on them, H200, calibrated in the
     # same call; scored once. The session's starting model: rho median 0.89, worst 0.62, winner 89%, error
     # 13%, 19 ties (uncalibrated, with sm_90's old table: 0.70, 0.47, 56%, 19%, 61 ties)
     "s34d": (RESULTS / "rank_fresh_h200_s34d.jsonl", RESULTS / "calibrate_h200_s34d.json", 9,
-             {"rho_median": 0.88, "rho_worst": 0.73, "winner_within_10pct": 0.85, "top8_recall": 1.0,
-              "error_median": 0.14, "ties": 20}),
+             {"rho_median": 0.89, "rho_worst": 0.74, "winner_within_10pct": 0.88, "top8_recall": 1.0,
+              "error_median": 0.14, "ties": 15}),
     # held out a fifth time (2026-11-28, twenty-sixth session, results/s36/call1): holdout_*_e.toml, written at
     # the session's start, before anything was measured on them and before the session changed the model, H200,
     # calibrated in the same call; scored once with the twenty-fifth session's final model: rho median 0.91,
     # worst 0.52, winner 78%, top-8 100%, error 15%, 28 ties
     "s36e": (RESULTS / "rank_fresh_h200_s36e.jsonl", RESULTS / "calibrate_h200_s36e.json", 9,
-             {"rho_median": 0.89, "rho_worst": 0.5, "winner_within_10pct": 0.66, "top8_recall": 1.0,
-              "error_median": 0.16, "ties": 17}),
+             {"rho_median": 0.91, "rho_worst": 0.54, "winner_within_10pct": 0.77, "top8_recall": 1.0,
+              "error_median": 0.16, "ties": 11}),
     # held out a sixth time (2026-11-28, twenty-sixth session, results/s36/call2): holdout_*_f.toml, written and
     # measured before the session's model change; scored once with the model of 7f8e511 (knees on DRAM and L2,
     # shared memory): rho median 0.84, worst 0.47, winner 56%, top-8 100%, error 14%, 2 ties (the model before
@@ -128,22 +128,22 @@ FRESH = {
     # 64x64, as on s34c and s36e: the L2 knee, dropped after (not held out for that choice: 0.84, 0.47, 67%,
     # 100%, 13%, 8 ties)
     "s36f": (RESULTS / "rank_fresh_h200_s36f.jsonl", RESULTS / "calibrate_h200_s36f.json", 9,
-             {"rho_median": 0.82, "rho_worst": 0.45, "winner_within_10pct": 0.55, "top8_recall": 1.0,
-              "error_median": 0.15, "ties": 10}),
+             {"rho_median": 0.84, "rho_worst": 0.47, "winner_within_10pct": 0.66, "top8_recall": 1.0,
+              "error_median": 0.13, "ties": 3}),
     # held out a seventh time (2026-11-28, twenty-sixth session, results/s36/call6): holdout_*_g.toml, written
     # after the session's final model change and before anything was measured on them; scored once with the
     # final model: rho median 0.80, worst 0.07 (softmax 3072x20480: its 4096-wide blocks walking the row twice,
     # estimated 1.9x the best, measured the best), winner 78%, top-8 78%, error 16%, 4 ties (the session's
     # starting model: 0.79, 0.07, 78%, 78%, 16%, 12 ties)
     "s36g": (RESULTS / "rank_fresh_h200_s36g.jsonl", RESULTS / "calibrate_h200_s36g.json", 9,
-             {"rho_median": 0.78, "rho_worst": 0.05, "winner_within_10pct": 0.77, "top8_recall": 0.77,
-              "error_median": 0.17, "ties": 6}),
+             {"rho_median": 0.79, "rho_worst": 0.07, "winner_within_10pct": 0.77, "top8_recall": 0.77,
+              "error_median": 0.16, "ties": 3}),
     # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
     # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
     # 4096^3 and 8192^3 down) while it raised every other run's (docs/costmodel.md)
     "s15": (RESULTS / "rank_fresh_h100_s15.jsonl", None, 3,
-            {"rho_median": 0.74, "rho_worst": 0.6, "winner_within_10pct": 0.32, "top8_recall": 0.66,
-             "error_median": 0.13, "ties": 135}),
+            {"rho_median": 0.72, "rho_worst": 0.63, "winner_within_10pct": 0.33, "top8_recall": 0.66,
+             "error_median": 0.13, "ties": 89}),
 }
 
 
@@ -184,12 +184,15 @@ def test_the_model_ranks_a_fresh_calibrated_run_at_least_as_well_as_today(run, m
 
 
 # Where the rule is known to lose a best, found on a held-out run and not yet fixed: the share of replayed
-# orders that lose it, alone and with 8 candidates waiting, which a change may not raise. None today. s36g
-# (seventh held-out run, 2026-11-28) lost softmax 3072x20480's best, 4096-wide blocks walking each row twice on
-# 4 warps, in 1.8% and 6.7% of orders (a config 1.19x the best kept): its estimate, 1.9x the model's
-# favourite, is bound by the issue term of a program running through its loads several times, an upper bound
-# that pruning no longer acts on (kt_cli/evaluate/pruning.py, the twenty-ninth session).
-KNOWN_LOSSES: dict[str, tuple[float, float]] = {}
+# orders that lose it, alone and with 8 candidates waiting, which a change may not raise. s36g (seventh
+# held-out run, 2026-11-28) lost softmax 3072x20480's best, 4096-wide blocks walking each row twice on 4 warps,
+# in 1.8% and 6.7% of orders (a config 1.19x the best kept): its estimate, 1.9x the model's favourite, is
+# bound by the issue term of a program running through its loads several times, an upper bound that pruning
+# no longer acts on (kt_cli/evaluate/pruning.py, the twenty-ninth session). Since the tile fill (the same
+# session, kt_cli/evaluate/estimate.tile_fill) s36g's attention B32 H16 S512 D64 loses its best, 256 x 64
+# tiles on 8 warps estimated 1.54x the favourite, in 0.6% and 0.06% of orders (a config 1.03x the best kept):
+# 1024 short programs, each charged a loaded L2 round trip before its first MMA.
+KNOWN_LOSSES = {"s36g": (0.006, 0.001)}
 
 
 def test_a_looped_row_kernel_bound_by_its_issue_term_is_estimated_from_above_and_never_pruned(monkeypatch):

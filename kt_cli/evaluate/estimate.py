@@ -19,7 +19,9 @@ Each program's share of the work is served by these resources:
 - math: the FLOPs at the unit's share of the dtype's peak, times the fraction of it the compiled
   instructions reach (warpgroup MMA, warp MMA, no MMA at all: FMA on the CUDA cores/SIMDs), and only
   when enough warps are resident to feed every scheduler; longer where too few groups of warps take
-  turns issuing the main loop's MMAs to hide the loop's other instructions (mma_issue_factor);
+  turns issuing the main loop's MMAs to hide the loop's other instructions (mma_issue_factor), and by a
+  loaded L2 round trip a tile where one program a unit loads each tile's first stages only after storing
+  the tile before (tile_fill);
 - issue: the program's instructions, as many times as it runs through its static loads, over the
   unit's schedulers at the clock;
 - grid syncs: a kernel whose programs wait for each other across the grid (a per-step barrier of a
@@ -214,6 +216,20 @@ def unit_tail(work: Work, programs: int, units: int) -> float:
     return math.ceil(share) / share
 
 
+def tile_fill(work: Work, mix: dict, programs: int, units: int, resident: int, properties: dict) -> float:
+    """How long the busiest unit's MMAs wait outside their main loop: a unit holding one program at a time
+    whose warps both load and compute (no producer warps) issues a tile's first loads only after it has
+    stored the tile before (one program per tile: after the program before it ended), and its MMAs wait
+    for them, a loaded L2 round trip a tile. On an H200 (results/s39/tile_fill: bf16 GEMM 4096 x 4096 x K,
+    K 256-8192, each config's time fitted as a + b K) the time a tile spends outside its K loop was 1.58-1.60
+    us for Triton's TMA kernels, 2.04 us for its pointer kernel and 0.44 us for the warp-specialized Gluon
+    kernel, whose producer warp loads the next tile while the consumers store this one; the K loops' slopes
+    were within 5% of each other. l2_latency_s is 1.72-1.76 us on the H100s and H200s calibrated."""
+    if not mix.get("loop_mma_flops") or resident > 1 or work.load_warps:
+        return 0.0
+    return math.ceil(max(work.items, programs) / units) * _prop(properties, "l2_latency_s")
+
+
 def dram_in_flight(work: Work, in_flight: float, resident: int, programs: int, loaded: float) -> float:
     """The DRAM bytes a unit's resident programs have in flight: what their static loads span, except that
     a program walking several pieces of work one after another (more items than programs: the rows of a
@@ -268,6 +284,27 @@ def shared_memory_time(work: Work, programs: int, mix: dict, properties: dict) -
     return (staged + operands) / programs / rate
 
 
+def memory_times(work: Work, peaks: dict, properties: dict, resources, programs: int, resident: int,
+                 in_flight: float, own_loads: float, mix: dict) -> tuple[float, float]:
+    """The busiest unit's DRAM and L2 times (module docstring). Loads wait for their data: they move at most
+    the bytes in flight per latency (Little's law). Stores are posted (nothing waits on them): the outputs
+    written take only their share of the bandwidth."""
+    units = max(1, int(properties.get("units", 1)))
+    per_unit, active = math.ceil(programs / units), min(programs, units)
+    dram_bw = peaks.get("dram_bytes_per_s", 1e12) * _prop(properties, "dram_attainable")
+    l2_bw = properties.get("l2_bytes_per_s") or dram_bw * _prop(properties, "l2_bytes_per_s_per_dram")
+    written = min(work.written_bytes, work.unique_bytes)
+    dram_bytes = dram_traffic(work, resources, properties, programs, active, resident, mix)
+    dram_rate = dram_in_flight(work, in_flight, resident, programs, dram_bytes - written) / (
+        _prop(properties, "dram_latency_s") + own_loads)
+    l2_rate = in_flight / (_prop(properties, "l2_latency_s") + own_loads)
+    dram_s = per_unit * memory_term(dram_bytes - written, dram_bytes, dram_rate, dram_bw / active,
+                                    _prop(properties, "dram_knee")) / programs
+    lookups = l2_lookups(work, properties)
+    l2_s = per_unit * memory_term(lookups - written, lookups, l2_rate, l2_bw / active, math.inf) / programs  # sharp
+    return dram_s, l2_s
+
+
 def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, resources, programs: int,
                      launches: int = 1, mix: dict | None = None) -> dict:
     """Estimated time of one call and the terms behind it (seconds, and what bounds it)."""
@@ -275,7 +312,6 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     units = max(1, int(properties.get("units", 1)))
     programs = max(1, programs)
     per_unit = math.ceil(programs / units)  # programs the busiest unit works through
-    active = min(programs, units)
     resident = max(1, min(resources.programs_per_unit or 1, per_unit))
     in_flight = resident * bytes_in_flight(resources, mix, work.stages)
     warps = max(1, resources.threads) / int(properties.get("warp_size", 32))  # of one program
@@ -289,28 +325,17 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     passes = load_passes(work, resources, programs, mix)
     issue_s = per_unit * instructions * passes * warps / (schedulers * clock)
 
-    dram_bw = peaks.get("dram_bytes_per_s", 1e12) * _prop(properties, "dram_attainable")
-    l2_bw = properties.get("l2_bytes_per_s") or dram_bw * _prop(properties, "l2_bytes_per_s_per_dram")
-    written = min(work.written_bytes, work.unique_bytes)
-    dram_bytes = dram_traffic(work, resources, properties, programs, active, resident, mix)
-    # Loads wait for their data: they move at most the bytes in flight per latency (Little's law).
-    # Stores are posted (nothing waits on them): the outputs written take only their share of the bandwidth.
-    dram_rate = dram_in_flight(work, in_flight, resident, programs, dram_bytes - written) / (
-        _prop(properties, "dram_latency_s") + own_loads)
-    l2_rate = in_flight / (_prop(properties, "l2_latency_s") + own_loads)
+    dram_s, l2_s = memory_times(work, peaks, properties, resources, programs, resident, in_flight, own_loads, mix)
 
     fraction = mma_fraction(mix, properties)
     peak = compute_peak(peaks, dtype, fraction)
     feed = min(1.0, resident * warps / schedulers)  # a scheduler without a warp leaves its MMA unit idle
     math_rate = peak * _prop(properties, "math_attainable") / units * feed
 
-    dram_s = per_unit * memory_term(dram_bytes - written, dram_bytes, dram_rate, dram_bw / active,
-                                    _prop(properties, "dram_knee")) / programs
-    lookups = l2_lookups(work, properties)
-    l2_s = per_unit * memory_term(lookups - written, lookups, l2_rate, l2_bw / active, math.inf) / programs  # sharp
     issue_factor = mma_issue_factor(mix, resident * max(1, int(warps)), peak * _prop(properties, "math_attainable") / units,
                                     clock, properties)
-    math_s = per_unit * work.flops / programs / math_rate * issue_factor * unit_tail(work, programs, units)
+    fill_s = tile_fill(work, mix, programs, units, resident, properties)
+    math_s = per_unit * work.flops / programs / math_rate * issue_factor * unit_tail(work, programs, units) + fill_s
     shared_s = per_unit * shared_memory_time(work, programs, mix, properties)
     sync_s = work.grid_syncs * (GRID_SYNC_L2_TRIPS * _prop(properties, "l2_latency_s") + own)
     terms = {"dram_s": dram_s, "l2_s": l2_s, "math_s": math_s, "issue_s": issue_s, "sync_s": sync_s,
@@ -326,6 +351,7 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
         "bytes_in_flight_per_unit": in_flight,
         "mma_fraction": fraction,
         "mma_issue_factor": issue_factor,
+        "tile_fill_s": fill_s,  # part of math_s
         "wave_efficiency": programs / (per_unit * units),
         # a program that runs through its loads several times is charged all its static instructions a pass
         # (only its loop bodies repeat): where that term bounds the time, the estimate is an upper bound
