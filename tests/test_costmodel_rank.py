@@ -138,6 +138,13 @@ FRESH = {
     "s36g": (RESULTS / "rank_fresh_h200_s36g.jsonl", RESULTS / "calibrate_h200_s36g.json", 9,
              {"rho_median": 0.79, "rho_worst": 0.07, "winner_within_10pct": 0.77, "top8_recall": 0.77,
               "error_median": 0.16, "ties": 3}),
+    # held out an eighth time (2026-11-29, twenty-ninth session, results/s39/holdout_h): holdout_*_h.toml, written
+    # after the session's final model change (the tile fill) and before anything was measured on them; scored
+    # once: rho median 0.83, worst 0.62, winner 78%, top-8 89%, error 15%, 2 ties (the session's starting
+    # model: 0.83, 0.62, 78%, 89%, 15%, 5 ties); layernorm 12288x10240's pick measured 1.58x its best
+    "s39h": (RESULTS / "rank_fresh_h200_s39h.jsonl", RESULTS / "calibrate_h200_s39h.json", 9,
+             {"rho_median": 0.82, "rho_worst": 0.61, "winner_within_10pct": 0.77, "top8_recall": 0.88,
+              "error_median": 0.15, "ties": 2}),
     # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
     # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
     # 4096^3 and 8192^3 down) while it raised every other run's (docs/costmodel.md)
