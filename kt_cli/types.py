@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,6 +112,11 @@ class TrialResult:
 def shape_key(shape: dict[str, int]) -> str:
     """A stable text key for a problem shape: `M=4096,N=4096`."""
     return ",".join(f"{k}={v}" for k, v in shape.items())
+
+
+def point_key(params: dict) -> str:
+    """A stable text key for a point of a search space, whatever the order of its knobs."""
+    return json.dumps(params, sort_keys=True)
 
 
 def failure_counts(results) -> dict[str, int]:

@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 from kt_cli.errors import BadInput
-from kt_cli.types import Candidate, TargetSpec, TrialResult, shape_key
+from kt_cli.types import Candidate, TargetSpec, TrialResult, point_key, shape_key
 from kt_cli.evaluate.containment import collect_output, trial_output
 from kt_cli.evaluate.early_exits import CompileDeadline, spill_breach
 from kt_cli.evaluate.phases import PhaseClock
@@ -68,9 +68,7 @@ def compile_pool_size(processes_on_host: int = 1) -> int:
 
 
 def _ahead_key(plan: TargetPlan, shape: dict, params: dict) -> tuple:
-    import json
-
-    return plan.spec.name, shape_key(shape), json.dumps(params, sort_keys=True)
+    return plan.spec.name, shape_key(shape), point_key(params)
 
 
 def _available_memory_bytes() -> int:

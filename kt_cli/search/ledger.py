@@ -8,13 +8,11 @@ import functools
 import json
 from dataclasses import dataclass
 
+from kt_cli.types import point_key
+
 CLAIM = "evaluating"  # user attr: set to the trial's own number once it takes a unit of budget
 SKIPPED = "skipped"  # user attr: why a trial ran nothing (its point or the budget was taken elsewhere)
 ABORTED = "aborted"  # user attr: the evaluating process stopped on an error or Ctrl-C (no retry comes)
-
-
-def point_key(params: dict) -> str:
-    return json.dumps(params, sort_keys=True)
 
 
 def claimed(trial) -> bool:
