@@ -43,11 +43,14 @@ SHAPES = {
 # partition of two warpgroups in lockstep (the structure measured before), (128, *, 4) two independent
 # warpgroups of 64 rows each. Two consumers are clean for sm_90 only at D 64 with BLOCK_N <= 64; the
 # (128, *, 4) configs at D 128 or BLOCK_N 128 compile with every wgmma serialised (ptxas C7512) and run
-# anyway, marked "serialised", to measure whether independent warpgroups pay even so.
+# anyway, marked "serialised": independent warpgroups pay even so (H200, 2026-11-29), and tunes search them.
 CONFIGS = [
     (128, 128, 8, 3, -1), (128, 128, 8, 2, -1), (128, 64, 8, 3, -1),  # one consumer partition (the old best)
     (128, 64, 4, 2, -1), (128, 64, 4, 3, -1), (128, 64, 4, 3, 0), (128, 32, 4, 4, -1),  # two consumers
     (128, 128, 4, 2, 0),  # two consumers, 128-key blocks (serialised wgmma)
+    # one partition of two warpgroups, 128 x 128 blocks at D = 128 with the softmax under the next Q K^T
+    # forced: its scores of two blocks and O overflow the registers (sm_90 cross-compiles spill 568 bytes)
+    (128, 128, 8, 2, 1), (128, 128, 8, 3, 1),
 ]
 TRITON_SEED = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "TMA": 1}  # SEEDS[0]
 SHARED_LIMIT = 232448  # an sm_90 program's shared memory
@@ -62,8 +65,8 @@ def load_kernel_module():
 
 
 def fits(config, d) -> str | None:
-    """Why the kernel cannot take this config at head dim d (None: it can). The CONSTRAINTS' rules that
-    keep two consumers to clean compiles (serialised) are reported by `serialised`, not skipped."""
+    """Why the kernel cannot take this config at head dim d (None: it can). Two consumers whose wgmma
+    ptxas serialises are marked by `serialised`, not skipped."""
     bm, bn, warps, stages, _ = config
     if (bm + 2 * bn * stages) * d * 2 + 1024 > SHARED_LIMIT:
         return "shared memory"
@@ -76,8 +79,8 @@ def fits(config, d) -> str | None:
 
 
 def serialised(config, d) -> bool:
-    """Two consumer warpgroups whose sm_90 compile serialises every wgmma (the kernel's CONSTRAINTS refuse
-    them in a tune)."""
+    """Two consumer warpgroups whose sm_90 compile serialises every wgmma (a tune searches them too: they
+    beat one partition's lockstep warpgroups at D = 128)."""
     bm, bn, warps, _, _ = config
     return bm // (16 * warps) == 2 and (d > 64 or bn > 64)
 
