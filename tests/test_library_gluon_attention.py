@@ -92,15 +92,15 @@ def test_constraints_keep_the_gluon_attention_to_points_it_can_run(target, dtype
 
 def test_two_consumer_warpgroups_are_partitions_of_their_own_sharing_the_ring():
     """BLOCK_M = 128 on 4 warps: two consumer partitions (the default one and a worker) with the same
-    registers, the producer's warpgroup with fewer; every K and V stage's `empty` barrier and O's
-    barrier wait for both consumers, the `ready` ones for the TMA alone."""
+    registers, the producer's warpgroup with fewer; every K and V stage's `empty` barrier waits for both
+    consumers, the `ready` ones for the TMA alone, and Q's `ready` and `empty` and O's for one arrival."""
     from tests.test_library_compute import _sm90_ptx
 
     stages = 3
     ptx = _sm90_ptx("attention", {"B": 1, "H": 2, "H_KV": 1, "S": 300, "D": 64, "CAUSAL": 1},
                     {**GLUON, "BLOCK_M": 128, "BLOCK_N": 64}, {"num_warps": 4, "num_stages": stages})
     inits = re.findall(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (\d+);", ptx)
-    assert sorted(inits) == sorted(["1"] * (1 + 2 * stages) + ["2"] * (1 + 2 * stages))
+    assert sorted(inits) == sorted(["1"] * (3 + 2 * stages) + ["2"] * (2 * stages))
     assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+192;", ptx)  # consumer 0
     assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+192;", ptx)  # consumer 1
     assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+120;", ptx)  # the producer
