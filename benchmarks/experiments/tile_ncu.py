@@ -5,8 +5,8 @@ Each case launches one kernel three times in a process of its own (`--case NAME`
 `ncu` on that process once per case through kt's own reader (vendor_nvidia/ncu.py: duration, SM, tensor
 pipe, DRAM and L2 throughput, achieved occupancy, the three largest stall reasons per issued
 instruction) and adds registers, shared memory and the grid from `launch__*`. The kernels are the
-configs kt's tunes picked (GEMM: results/s27/call2's manifests; attention: BENCHMARKS.md, Gluon
-attention of 2026-11-26) and the anchors as kt's baselines call them: torch.matmul (cuBLAS),
+configs kt's tunes picked (GEMM: results/s27/call2's manifests; attention: the best Gluon configs of
+results/s40/call2, on the grid kt launches) and the anchors as kt's baselines call them: torch.matmul (cuBLAS),
 torch._scaled_mm (exact accumulation), SDPA.
 
     python tile_ncu.py --json OUT.json
@@ -33,16 +33,20 @@ CASES = {
     "gemm1000_cublas": ("gemm", 1000, "bfloat16", None, CUBLAS),
     "fp8_8192_kt": ("gemm", 8192, "float8_e4m3", (128, 256, 128, 3, 8, 8), ["matmul_gluon_kernel"]),
     "fp8_8192_scaled_mm": ("gemm", 8192, "float8_e4m3", None, CUBLAS),
-    "attn_full_d128_kt": ("attention", (4, 32, 32, 4096, 128, False), None, (128, 128, 8, 3, -1),
+    # attention: (BLOCK_M, BLOCK_N, num_warps, num_stages, OVERLAP, grid), the best Gluon configs of the
+    # thirtieth session (results/s40/call2) on the grid kt launches (full: persistent, "sm"; causal: "tile")
+    "attn_full_d128_kt": ("attention", (4, 32, 32, 4096, 128, False), None, (128, 128, 4, 2, 0, "sm"),
                           ["attention_gluon_kernel"]),
+    "attn_full_d128_1p_kt": ("attention", (4, 32, 32, 4096, 128, False), None, (128, 128, 8, 2, -1, "sm"),
+                             ["attention_gluon_kernel"]),
     "attn_full_d128_sdpa": ("attention", (4, 32, 32, 4096, 128, False), None, None, SDPA),
-    "attn_causal_d64_kt": ("attention", (4, 32, 32, 4096, 64, True), None, (128, 64, 4, 3, -1),
+    "attn_causal_d64_kt": ("attention", (4, 32, 32, 4096, 64, True), None, (128, 64, 4, 3, 0, "tile"),
                            ["attention_gluon_kernel"]),
     "attn_causal_d64_sdpa": ("attention", (4, 32, 32, 4096, 64, True), None, None, SDPA),
-    "attn_causal_d128_kt": ("attention", (4, 32, 32, 4096, 128, True), None, (128, 128, 8, 2, -1),
+    "attn_causal_d128_kt": ("attention", (4, 32, 32, 4096, 128, True), None, (128, 128, 4, 2, 0, "tile"),
                             ["attention_gluon_kernel"]),
     "attn_causal_d128_sdpa": ("attention", (4, 32, 32, 4096, 128, True), None, None, SDPA),
-    "attn_gqa8_d128_kt": ("attention", (4, 32, 8, 4096, 128, True), None, (128, 128, 4, 2, 0),
+    "attn_gqa8_d128_kt": ("attention", (4, 32, 8, 4096, 128, True), None, (128, 128, 4, 2, 0, "tile"),
                           ["attention_gluon_kernel"]),
     "attn_gqa8_d128_sdpa": ("attention", (4, 32, 8, 4096, 128, True), None, None, SDPA),
 }
@@ -80,7 +84,7 @@ def launch(case: str) -> None:
             fn = lambda: sdpa(q, k, v, is_causal=causal, enable_gqa=h != h_kv)  # noqa: E731
         else:
             mod = gluon_attention.load_kernel_module()
-            fn = lambda: gluon_attention.run_gluon(mod, q, k, v, o, causal, config)  # noqa: E731
+            fn = lambda: gluon_attention.run_gluon(mod, q, k, v, o, causal, config[:5], config[5])  # noqa: E731
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
