@@ -50,8 +50,9 @@ CONFIGS = [
     (128, 128, 4, 2, 0),  # two consumers, 128-key blocks (serialised wgmma)
 ]
 # Each config runs persistent (a program per SM, as kt launches full attention) and with a program per query
-# tile (as kt launches causal attention, and the kernel ran before it was persistent): both in one run. (One partition of two warpgroups with
-# OVERLAP = 1 forced on 128 x 128 blocks at D = 128 spills and ran 1.9x slower: results/s40/call0.)
+# tile (as kt launches causal attention, and the kernel ran before it was persistent): both in one run. (One
+# partition of two warpgroups with OVERLAP = 1 forced on 128 x 128 blocks at D = 128 spills and ran 1.9x
+# slower: results/s40/call0.)
 GRIDS = ("sm", "tile")
 TRITON_SEED = {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "TMA": 1}  # SEEDS[0]
 SHARED_LIMIT = 232448  # an sm_90 program's shared memory

@@ -42,8 +42,9 @@ block j's softmax and runs under it, and P_j V_j runs under the next softmax (Fl
 intra-warpgroup overlap); larger tiles wait for each Q K^T (P V still overlaps the next Q K^T). Causal
 programs stop at the diagonal and mask only the blocks crossing it; full attention masks only a ragged
 last block (keys past S). O is normalised, written over Q's shared tile and stored by the TMA (by the
-first consumer, once both have written theirs), which then frees Q's tile for the next (q_empty). A launch it cannot take (another dtype, a head dim
-not a multiple of 16, a stride the TMA cannot take) runs the TMA kernel. Gluon kernels do not run under
+first consumer, once both have written theirs), which then frees Q's tile for the next (q_empty). A launch
+it cannot take (another dtype, a head dim not a multiple of 16, a stride the TMA cannot take) runs the TMA
+kernel. Gluon kernels do not run under
 Triton's CPU interpreter: static mode cross-compiles such a point and records it unverified (failure
 kind `interpreter`), so it never wins there; measured mode verifies it on the GPU. Measured on an H200
 (bf16 B4 H32 S4096, BENCHMARKS.md thirtieth session): 0.86x SDPA at full D128 (two consumers, persistent),
@@ -514,7 +515,7 @@ def _gl_hand_back(k_ring, k_ready, v_ready, k_empty, v_empty, n_mine, n_blocks, 
 
 
 @gluon.jit
-def _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, H, S, start_m, n_blocks, c, qk_scale,
+def _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, S, start_m, n_blocks, c, qk_scale,
                   CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, CONSUMER: gl.constexpr):
     """One tile's rows of consumer CONSUMER (a partition of num_warps warps, 16 rows a warp: rows
     CONSUMER * ROWS onwards of the query tile at start_m, whose key blocks are the ring's blocks c to
@@ -580,8 +581,8 @@ def _gl_attn_compute(o_desc, q_smem, k_ring, v_ring, q_ready, q_empty, k_ready, 
     for t in range(gl.program_id(0), gl.cdiv(S, BLOCK_M) * B * H, gl.num_programs(0)):
         b, h, kv, start_m, n_blocks = _gl_attn_tile(t, H, H_KV, S, BLOCK_M, BLOCK_N, CAUSAL)
         mbarrier.wait(q_ready, done & 1)
-        o = _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, H, S, start_m, n_blocks, r,
-                          qk_scale, CAUSAL, OVERLAP, CONSUMER)
+        o = _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, S, start_m, n_blocks, r, qk_scale,
+                          CAUSAL, OVERLAP, CONSUMER)
         q = q_smem.reshape([BLOCK_M, o.type.shape[1]])
         if CONSUMERS > 1:
             q = q.slice(CONSUMER * ROWS, ROWS)
@@ -607,8 +608,8 @@ def attention_gluon_kernel(q_desc, k_desc, v_desc, o_desc, B, H, H_KV, S, qk_sca
     """Warp-specialized flash attention (sm_90), persistent: program p takes query tiles p, p + programs,
     ... of the cdiv(S, BLOCK_M) x B x H (_gl_attn_tile), its K/V ring running on from tile to tile, so
     the next tile's first key blocks load while this one finishes. A query tile (the Q and O
-    descriptors' rows, BLOCK_M) is split among BLOCK_M / (16 num_warps) consumer partitions of num_warps warps each, 16 rows
-    a warp: one (the default partition, one or two warpgroups in lockstep) or two independent
+    descriptors' rows, BLOCK_M) is split among BLOCK_M / (16 num_warps) consumer partitions of num_warps
+    warps each, 16 rows a warp: one (the default partition, one or two warpgroups in lockstep) or two independent
     warpgroups of 64 rows (the default partition and a worker), which share every K and V stage (its
     `empty` barrier counts one arrival a consumer). One producer warp with PRODUCER_REGS registers.
     Q, K, V and O move through host-built 4-D TMA descriptors ([B, heads, S, D], blocks [1, 1, rows,
