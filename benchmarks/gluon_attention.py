@@ -39,15 +39,16 @@ SHAPES = {
     "s4096_d128_causal_gqa8": (4, 32, 8, 4096, 128, True),
 }
 # (BLOCK_M, BLOCK_N, num_warps, num_stages, OVERLAP: -1 the kernel's choice, 1 the softmax under the next
-# Q K^T, 0 not). BLOCK_M / (16 num_warps) consumer partitions of num_warps warps: (128, *, 8) is one
-# partition of two warpgroups in lockstep (the structure measured before), (128, *, 4) two independent
-# warpgroups of 64 rows each. Two consumers are clean for sm_90 only at D 64 with BLOCK_N <= 64; the
-# (128, *, 4) configs at D 128 or BLOCK_N 128 compile with every wgmma serialised (ptxas C7512) and run
-# anyway, marked "serialised": independent warpgroups pay even so (H200, 2026-11-29), and tunes search them.
+# Q K^T, 0 not, 2 two consumers taking turns at the tensor cores). BLOCK_M / (16 num_warps) consumer
+# partitions of num_warps warps: (128, *, 8) is one partition of two warpgroups in lockstep, (128, *, 4) two
+# independent warpgroups of 64 rows each. Two consumers at D 128 or over 128-key blocks compile with every
+# wgmma serialised (ptxas C7512) unless they take turns (OVERLAP 2, the kernel's choice there); marked
+# "serialised", they run anyway.
 CONFIGS = [
     (128, 128, 8, 3, -1), (128, 128, 8, 2, -1), (128, 64, 8, 3, -1),  # one consumer partition (the old best)
     (128, 64, 4, 2, -1), (128, 64, 4, 3, -1), (128, 64, 4, 3, 0), (128, 32, 4, 4, -1),  # two consumers
     (128, 128, 4, 2, 0),  # two consumers, 128-key blocks (serialised wgmma)
+    (128, 128, 4, 2, 2), (128, 64, 4, 2, 2), (128, 64, 4, 3, 2), (128, 64, 4, 4, 2),  # two consumers taking turns
 ]
 # Each config runs persistent (a program per SM, as kt launches full attention) and with a program per query
 # tile (as kt launches causal attention, and the kernel ran before it was persistent): both in one run. (One
@@ -82,9 +83,9 @@ def fits(config, d) -> str | None:
 
 def serialised(config, d) -> bool:
     """Two consumer warpgroups whose sm_90 compile serialises every wgmma (a tune searches them too: they
-    beat one partition's lockstep warpgroups at D = 128)."""
-    bm, bn, warps, _, _ = config
-    return bm // (16 * warps) == 2 and (d > 64 or bn > 64)
+    beat one partition's lockstep warpgroups at D = 128); taking turns (OVERLAP 2), they compile cleanly."""
+    bm, bn, warps, _, overlap = config
+    return bm // (16 * warps) == 2 and (d > 64 or bn > 64) and overlap != 2
 
 
 def write_json() -> None:

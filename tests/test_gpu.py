@@ -426,6 +426,7 @@ dtype = "bfloat16"
 shapes = [
     {B = 2, H = 16, H_KV = 16, S = 2048, D = 128, CAUSAL = 1},
     {B = 2, H = 16, H_KV = 16, S = 1000, D = 64},
+    {B = 2, H = 16, H_KV = 16, S = 1000, D = 128},
     {B = 2, H = 16, H_KV = 4, S = 1024, D = 128, CAUSAL = 1},
 ]
 
@@ -449,9 +450,10 @@ def test_the_gluon_attention_is_right_on_hopper_causal_full_ragged_and_grouped(t
     element-wise rule against the reference, causal at head dim 128, full at 64 over a sequence no block
     divides (S = 1000: the TMA zero-fills the last K/V block, the causal and length masks keep it out),
     and with 4 query heads a K/V head (GQA), then timed against SDPA in the same run; one consumer partition
-    of two warpgroups (8 warps) and two of one (4); full attention persistent (256 query tiles on a program
-    per SM: some programs take two, the K/V ring running on between them). 12 warps a program (8 consumer
-    warps, the producer's warpgroup) shows that the main launch was the Gluon kernel."""
+    of two warpgroups (8 warps) and two of one (4: at D = 128 they take turns at the tensor cores, at D = 64
+    over 64-key blocks they run serial steps); full attention persistent (256 query tiles on a program per
+    SM: some programs take two, the K/V ring and the turns running on between them). 12 warps a program (8
+    consumer warps, the producer's warpgroup) shows that the main launch was the Gluon kernel."""
     import torch
 
     if torch.cuda.get_device_capability()[0] != 9:
@@ -461,10 +463,14 @@ def test_the_gluon_attention_is_right_on_hopper_causal_full_ragged_and_grouped(t
     result = kt("tune", recipe, "--out", tmp_path / "art")
     assert result.exit_code == 0, result.output
     trials = [json.loads(l) for l in (tmp_path / "art" / "attention.kt" / "trials.jsonl").read_text().splitlines()]
-    assert len(trials) == 6 and all(t["failure_kind"] == "ok" for t in trials), trials
+    assert len(trials) == 8 and all(t["failure_kind"] == "ok" for t in trials), trials
     for t in trials:
         assert t["resources"]["threads"] == 12 * 32 and t["resources"]["spill_bytes"] == 0
-        assert t["stats"]["speedup"] > 0.3  # against SDPA, timed in the same run
+    # against SDPA, timed in the same run: every problem's fully timed trials (one raced out at its screen
+    # has no baseline beside it)
+    timed = [t for t in trials if t["stats"]["speedup"] is not None]
+    assert len({json.dumps(t["shape"], sort_keys=True) for t in timed}) == 4
+    assert all(t["stats"]["speedup"] > 0.3 for t in timed)
 
 
 def test_a_tune_takes_over_the_device_worker_and_judge_kt_serve_readied(resident, write, tmp_path):

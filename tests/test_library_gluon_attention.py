@@ -32,9 +32,9 @@ CAUSAL_128 = {"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 128, "CAUSAL": 1}
     # two independent consumer warpgroups of 64 rows (D = 64), the softmax overlap, 3 stages
     ({"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 64, "CAUSAL": 1}, {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4,
                                                                        "num_stages": 3}),
-    # two consumers at D = 128 over 128-key blocks (their wgmma serialised by ptxas), full attention
-    ({"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 128}, {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 4,
-                                                          "num_stages": 2}),
+    # two consumers at D = 128 taking turns at the tensor cores, full attention
+    ({"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 128}, {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4,
+                                                          "num_stages": 3}),
     # two consumers, full attention, S ragged, 32-key blocks in a ring of 4
     ({"B": 2, "H": 8, "H_KV": 2, "S": 1000, "D": 64}, {"BLOCK_M": 128, "BLOCK_N": 32, "num_warps": 4,
                                                        "num_stages": 4}),
@@ -93,14 +93,15 @@ def test_constraints_keep_the_gluon_attention_to_points_it_can_run(target, dtype
 def test_two_consumer_warpgroups_are_partitions_of_their_own_sharing_the_ring():
     """BLOCK_M = 128 on 4 warps: two consumer partitions (the default one and a worker) with the same
     registers, the producer's warpgroup with fewer; every K and V stage's `empty` barrier waits for both
-    consumers, the `ready` ones for the TMA alone, and Q's `ready` and `empty` and O's for one arrival."""
+    consumers, the `ready` ones for the TMA alone, and Q's `ready` and `empty`, O's and each consumer's
+    turn at the tensor cores for one arrival."""
     from tests.test_library_compute import _sm90_ptx
 
     stages = 3
     ptx = _sm90_ptx("attention", {"B": 1, "H": 2, "H_KV": 1, "S": 300, "D": 64, "CAUSAL": 1},
                     {**GLUON, "BLOCK_M": 128, "BLOCK_N": 64}, {"num_warps": 4, "num_stages": stages})
     inits = re.findall(r"mbarrier\.init\.shared::cta\.b64 \[%r\d+\], (\d+);", ptx)
-    assert sorted(inits) == sorted(["1"] * (3 + 2 * stages) + ["2"] * (2 * stages))
+    assert sorted(inits) == sorted(["1"] * (5 + 2 * stages) + ["2"] * (2 * stages))
     assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+192;", ptx)  # consumer 0
     assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+192;", ptx)  # consumer 1
     assert re.search(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+120;", ptx)  # the producer

@@ -31,10 +31,12 @@ on stores, never another head's), each tile guarded by a `ready` and an `empty` 
 tile's BLOCK_M rows go to BLOCK_M / (16 num_warps) consumer partitions (16 query rows a warp per wgmma):
 one of num_warps warps (one warpgroup, or two in lockstep: every mbarrier arrival syncs the partition), or
 two independent warpgroups of 64 rows (the default partition and a worker, num_warps = 4), which share
-each K and V stage (its `empty` barrier counts one arrival a consumer) so that one's softmax overlaps the
-other's wgmma; causal consumers stop at their own diagonal and hand back unread the blocks past it. Two
-consumers compile cleanly for sm_90 only at D = 64 with BLOCK_N <= 64 (TWO_CONSUMER_REGS says why); elsewhere
-ptxas serialises their wgmma, and they are still the fastest D = 128 configs measured on an H200. Each
+each K and V stage (its `empty` barrier counts one arrival a consumer); causal consumers stop at their own
+diagonal and hand back unread the blocks past it. Two consumers take turns at the tensor cores
+(FlashAttention-3's ping-pong, through two mbarriers: _gl_attn_pingpong), so that one's softmax runs while
+the other's wgmma do, wherever a turn's wgmma exceed 64 x 64 x 64 (D = 64 over 64-key blocks runs serial
+steps); waiting for each turn's wgmma at once, they compile without ptxas serialising them (C7512), which
+every other two-consumer schedule at D = 128 or over 128-key blocks met (TWO_CONSUMER_REGS). Each
 consumer computes S = Q K^T by an asynchronous wgmma from shared memory, the online softmax in fp32
 registers, and O += P V by a wgmma whose A operand is P in registers, rounded to the input dtype. Where O
 and two blocks of scores fit 128 fp32 registers a consumer thread, block j+1's Q K^T is issued before
@@ -47,8 +49,9 @@ it cannot take (another dtype, a head dim not a multiple of 16, a stride the TMA
 kernel. Gluon kernels do not run under
 Triton's CPU interpreter: static mode cross-compiles such a point and records it unverified (failure
 kind `interpreter`), so it never wins there; measured mode verifies it on the GPU. Measured on an H200
-(bf16 B4 H32 S4096, BENCHMARKS.md thirtieth session): 0.86x SDPA at full D128 (two consumers, persistent),
-0.87x at causal D128, 0.86x with 8 KV heads, 0.86x SDPA and 1.11x the TMA kernel at causal D64.
+(bf16 B4 H32 S4096, BENCHMARKS.md thirtieth session, two consumers taking turns): 0.89-0.91x SDPA at full
+D128 (persistent), 0.84-0.90x at causal D128, 0.81-0.91x with 8 KV heads, 0.86-0.87x SDPA and 1.14-1.15x
+the TMA kernel at causal D64.
 
 GLUON = 1 with TMA = 0 (targets whose property `mfma_gluon` is 1: gfx942, gfx950; fp16/bf16): a
 FlashAttention-2 forward written in Gluon for CDNA3/CDNA4 (attention_amd_gluon_kernel): no TMA, no
@@ -111,10 +114,8 @@ CONSTRAINTS = [
     # next block's K lands while this block's V is still read)
     "GLUON == 0 or wgmma == 0 or (num_warps % 4 == 0 and BLOCK_M % (16 * num_warps) == 0 and num_stages >= 2)",
     # the query tile's BLOCK_M / (16 * num_warps) consumer partitions: one (of num_warps warps), or two
-    # independent warpgroups of 64 rows. Two compile with every wgmma serialised where an accumulator is
-    # 128 wide (TWO_CONSUMER_REGS), and are kept: serialised, they still beat one partition's two warpgroups
-    # in lockstep at D = 128 (H200, benchmarks/gluon_attention.py: full 2.104 against 2.213 ms, causal 1.182
-    # against 1.208; H100 GQA 1.175 against 1.189), so the tune measures them
+    # independent warpgroups of 64 rows, which take turns at the tensor cores (_gl_overlap): on an H200 the
+    # fastest Gluon configs at every D = 128 and causal D = 64 problem (results/s40/call5)
     "GLUON == 0 or wgmma == 0 or BLOCK_M == 16 * num_warps or (BLOCK_M == 128 and num_warps == 4)",
     # fp32 registers per consumer thread of O and one block's scores, 16 rows a warp (sm_90
     # cross-compiles past 160 spill, or ptxas serialises the wgmma)
@@ -144,10 +145,10 @@ CONSTRAINTS = [
 SEEDS = [{"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "TMA": 1},
          {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2, "TMA": 1},
          {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 0},
-         # the Gluon variant where the space has it (sm_90): the H200's best at D = 128, two independent
-         # consumer warpgroups of 64 rows over 128-key blocks, 2 stages (wgmma serialised); the H100's, one
-         # partition of two warpgroups over 128 query rows, 128 x 128 blocks, 3 stages; then two consumers
-         # over 64-key blocks with the softmax overlap, 3 stages (the best at D = 64)
+         # the Gluon variant where the space has it (sm_90): the H200's best at D = 128 and causal D = 64, two
+         # independent consumer warpgroups of 64 rows taking turns over 128-key blocks, 2 stages; the H100's,
+         # one partition of two warpgroups over 128 query rows, 128 x 128 blocks, 3 stages; then two
+         # consumers over 64-key blocks, 3 stages (turns at D = 128, serial steps at D = 64)
          {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 4, "num_stages": 2, "TMA": 1, "GLUON": 1},
          {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 3, "TMA": 1, "GLUON": 1},
          {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4, "num_stages": 3, "TMA": 1, "GLUON": 1},
@@ -304,13 +305,26 @@ def _gl_mma_layout(n, warps):
 
 
 @gluon.constexpr_function
-def _gl_overlap(OVERLAP, rows, BLOCK_N, D, warps):
-    """Whether a consumer overlaps a block's softmax with the next block's Q K^T (OVERLAP 1 or 0; -1:
-    where its O and the scores of two blocks take at most 128 fp32 registers a thread: with more, ptxas
-    spills or serialises the wgmma, as sm_90 cross-compiles show for 128 x 128 blocks at D = 128)."""
+def _gl_overlap(OVERLAP, rows, BLOCK_N, D, warps, consumers):
+    """How a consumer overlaps softmax and wgmma: 1, a block's softmax under the next block's Q K^T
+    (_gl_attn_pipelined); 0, not (_gl_attn_step_serial); PINGPONG (two consumer partitions only), the two
+    take turns at the tensor cores (_gl_attn_pingpong). OVERLAP picks; -1, the kernel's choice, from an
+    H200 (bf16 B4 H32 S4096, results/s40/call5): two consumers take turns wherever a turn's wgmma are
+    larger than 64 x 64 x 64 (the fastest config at every D = 128 and causal D = 64 problem there: 1.03-1.20x
+    their serial steps), and run serial steps at D = 64 over 64-key blocks (turns 1.16x slower there, the
+    softmax overlap 1.16x); one consumer partition overlaps where O and the scores of two blocks take at
+    most 128 fp32 registers a thread (with more, ptxas spills or serialises the wgmma, as sm_90
+    cross-compiles show for 128 x 128 blocks at D = 128)."""
+    if OVERLAP == PINGPONG.value and consumers != 2:
+        raise ValueError("the ping-pong (OVERLAP 2) takes two consumer partitions")
     if OVERLAP >= 0:
-        return OVERLAP > 0
-    return (rows * D + 2 * rows * BLOCK_N) // (32 * warps) <= 128
+        return OVERLAP
+    if consumers == 2:
+        return PINGPONG.value if BLOCK_N * D > 64 * 64 else 0
+    return 1 if (rows * D + 2 * rows * BLOCK_N) // (32 * warps) <= 128 else 0
+
+
+PINGPONG = gl.constexpr(2)  # OVERLAP: two consumer partitions take turns at the tensor cores
 
 
 # Two consumer partitions: registers a thread of the worker consumer warpgroup and of the producer's warpgroup
@@ -321,8 +335,9 @@ def _gl_overlap(OVERLAP, rows, BLOCK_N, D, warps):
 # warpgroup asks for fewer registers (FlashAttention-3's 24 or 40 serialise even 64-wide tiles; 104 and up
 # do not); with 120 they take D = 64 with BLOCK_N <= 64 cleanly, 128-wide accumulators (D = 128 or
 # BLOCK_N = 128) still serialise, with any split of the registers (240 and 24, 232 and 40, 216 and 72 tried,
-# Triton 3.6 and 3.9, with and without the softmax overlap). Measured, those serialised kernels still beat
-# one partition's lockstep warpgroups at D = 128, so the CONSTRAINTS let the tune try them.
+# Triton 3.6 and 3.9, with and without the softmax overlap). Taking turns (_gl_attn_pingpong), where each
+# turn waits for its wgmma at once and no accumulator stays in flight under other code, they compile cleanly
+# at every tile (128 x 128 at D = 128 spills 88 bytes a thread with Triton 3.6, 232 with 3.9).
 TWO_CONSUMER_REGS = gl.constexpr(192)
 TWO_CONSUMER_PRODUCER_REGS = gl.constexpr(120)
 
@@ -502,6 +517,60 @@ def _gl_attn_pipelined(q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_emp
 
 
 @gluon.jit
+def _gl_turn(turns, turn, CONSUMER: gl.constexpr):
+    """Wait for this consumer's turn-th turn at the tensor cores (the other passes it: _gl_pass)."""
+    mbarrier.wait(turns.index(CONSUMER), turn & 1)
+    return turn + 1
+
+
+@gluon.jit
+def _gl_pass(turns, CONSUMER: gl.constexpr):
+    """Pass the other consumer the turn at the tensor cores."""
+    mbarrier.arrive(turns.index(1 - CONSUMER), count=1)
+
+
+@gluon.jit
+def _gl_attn_pingpong(q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, turns, turn, rows, cols,
+                      S, qk_scale, first_masked, n_mine, n_blocks, c, CAUSAL: gl.constexpr, CONSUMER: gl.constexpr):
+    """FlashAttention-3's ping-pong between two consumer partitions (a warpgroup each): they take turns
+    at the tensor cores, so that one's softmax runs while the other's wgmma do. In turn j a consumer
+    issues block j's Q K^T and block j-1's P V, waits for both, passes the turn, hands the stages back
+    and runs block j's softmax; O is rescaled before the next turn's P V. A tile takes n_blocks + 1 turns
+    of each: a causal consumer past its diagonal spends its remaining turns handing back the other's
+    blocks (_gl_hand_back's order), passing each turn at once. `turn` counts this consumer's turns over
+    the program's tiles (the phase of its turn barrier); returns it with O and the running max and sum."""
+    STAGES: gl.constexpr = k_ring.type.shape[0]
+    BLOCK_N: gl.constexpr = k_ring.type.shape[3]
+    ROWS: gl.constexpr = acc.type.shape[0]
+    turn = _gl_turn(turns, turn, CONSUMER)
+    s = warpgroup_mma_wait(num_outstanding=0, deps=(_gl_qk(q, k_ring, k_ready, c, ROWS), ))
+    _gl_pass(turns, CONSUMER)
+    mbarrier.arrive(k_empty.index(c % STAGES), count=1)
+    p, alpha, m_i, l_i = _gl_softmax(s, m_i, l_i, rows, cols, S, qk_scale, 0 >= first_masked, CAUSAL)
+    for j in range(c + 1, c + n_mine):
+        turn = _gl_turn(turns, turn, CONSUMER)
+        s_tok = _gl_qk(q, k_ring, k_ready, j, ROWS)
+        s, acc = warpgroup_mma_wait(num_outstanding=0, deps=(s_tok, _gl_pv(p, acc, alpha, v_ring, v_ready, j - 1)))
+        _gl_pass(turns, CONSUMER)
+        mbarrier.arrive(k_empty.index(j % STAGES), count=1)
+        mbarrier.arrive(v_empty.index((j - 1) % STAGES), count=1)
+        p, alpha, m_i, l_i = _gl_softmax(s, m_i, l_i, rows, (j - c) * BLOCK_N + cols, S, qk_scale,
+                                         j - c >= first_masked, CAUSAL)
+    turn = _gl_turn(turns, turn, CONSUMER)
+    acc = warpgroup_mma_wait(num_outstanding=0, deps=(_gl_pv(p, acc, alpha, v_ring, v_ready, c + n_mine - 1), ))
+    _gl_pass(turns, CONSUMER)
+    mbarrier.arrive(v_empty.index((c + n_mine - 1) % STAGES), count=1)
+    for j in range(c + n_mine, c + n_blocks):
+        turn = _gl_turn(turns, turn, CONSUMER)
+        _gl_pass(turns, CONSUMER)
+        mbarrier.wait(k_ready.index(j % STAGES), (j // STAGES) & 1)
+        mbarrier.arrive(k_empty.index(j % STAGES), count=1)
+        mbarrier.wait(v_ready.index(j % STAGES), (j // STAGES) & 1)
+        mbarrier.arrive(v_empty.index(j % STAGES), count=1)
+    return acc, m_i, l_i, turn
+
+
+@gluon.jit
 def _gl_hand_back(k_ring, k_ready, v_ready, k_empty, v_empty, n_mine, n_blocks, c):
     """With two consumers: the blocks of the tile (the first is the ring's block c) past this one's
     diagonal, which the other consumer reads, each waited for before it is handed back, so that no
@@ -515,8 +584,8 @@ def _gl_hand_back(k_ring, k_ready, v_ready, k_empty, v_empty, n_mine, n_blocks, 
 
 
 @gluon.jit
-def _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, S, start_m, n_blocks, c, qk_scale,
-                  CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, CONSUMER: gl.constexpr):
+def _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, turns, turn, S, start_m, n_blocks, c,
+                  qk_scale, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, CONSUMER: gl.constexpr):
     """One tile's rows of consumer CONSUMER (a partition of num_warps warps, 16 rows a warp: rows
     CONSUMER * ROWS onwards of the query tile at start_m, whose key blocks are the ring's blocks c to
     c + n_blocks), normalised: O = softmax(Q K^T) V in fp32. S = Q K^T by an asynchronous wgmma from
@@ -527,7 +596,8 @@ def _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, S,
     flight: ptxas serialises every wgmma of the kernel when it cannot prove that an accumulator read waits
     for its wgmma, and a loop entered both with and without one in flight is such a case. Causal
     consumers stop at their own diagonal; key blocks the program loads beyond it (another consumer's) are
-    handed back unread. Every K and V stage goes back to the producer."""
+    handed back unread. Every K and V stage goes back to the producer. With two consumers taking turns
+    (PINGPONG), `turn` counts this one's turns (_gl_attn_pingpong); returns O and the count."""
     BLOCK_M: gl.constexpr = q_smem.type.shape[2]
     D: gl.constexpr = q_smem.type.shape[3]
     BLOCK_N: gl.constexpr = k_ring.type.shape[3]
@@ -551,23 +621,30 @@ def _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, S,
     m_i = gl.full([ROWS], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
     l_i = gl.zeros([ROWS], gl.float32, gl.SliceLayout(1, s_layout))
     acc = gl.zeros([ROWS, D], gl.float32, o_layout)
-    if _gl_overlap(OVERLAP, ROWS, BLOCK_N, D, gl.num_warps()):
-        acc, m_i, l_i = _gl_attn_pipelined(q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, rows,
-                                           cols, S, qk_scale, first_masked, n_mine, c, CAUSAL)
+    MODE: gl.constexpr = _gl_overlap(OVERLAP, ROWS, BLOCK_N, D, gl.num_warps(), CONSUMERS)
+    if MODE == PINGPONG:
+        acc, m_i, l_i, turn = _gl_attn_pingpong(q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty,
+                                                turns, turn, rows, cols, S, qk_scale, first_masked, n_mine, n_blocks,
+                                                c, CAUSAL, CONSUMER)
     else:
-        for j in range(c, c + n_mine):
-            acc, m_i, l_i = _gl_attn_step_serial(j, c, q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empty,
-                                                 v_empty, rows, cols, S, qk_scale, first_masked, CAUSAL)
-    acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
-    mbarrier.arrive(v_empty.index((c + n_mine - 1) % STAGES), count=1)  # the last block's V
-    if CONSUMERS > 1:
-        _gl_hand_back(k_ring, k_ready, v_ready, k_empty, v_empty, n_mine, n_blocks, c)
-    return acc / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1)
+        if MODE == 1:
+            acc, m_i, l_i = _gl_attn_pipelined(q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty,
+                                               rows, cols, S, qk_scale, first_masked, n_mine, c, CAUSAL)
+        else:
+            for j in range(c, c + n_mine):
+                acc, m_i, l_i = _gl_attn_step_serial(j, c, q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready,
+                                                     k_empty, v_empty, rows, cols, S, qk_scale, first_masked, CAUSAL)
+        acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+        mbarrier.arrive(v_empty.index((c + n_mine - 1) % STAGES), count=1)  # the last block's V
+        if CONSUMERS > 1:
+            _gl_hand_back(k_ring, k_ready, v_ready, k_empty, v_empty, n_mine, n_blocks, c)
+    return acc / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1), turn
 
 
 @gluon.jit
-def _gl_attn_compute(o_desc, q_smem, k_ring, v_ring, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, o_ready, B,
-                     H, H_KV, S, qk_scale, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, CONSUMER: gl.constexpr):
+def _gl_attn_compute(o_desc, q_smem, k_ring, v_ring, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, o_ready,
+                     turns, B, H, H_KV, S, qk_scale, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr,
+                     CONSUMER: gl.constexpr):
     """Consumer CONSUMER, tile after tile of the program (_gl_attn_tile, the producer's order): its rows
     of the tile (_gl_attn_rows), written over its rows of Q (no longer read). One consumer stores O by
     the TMA (rows past S dropped) and frees Q's shared memory for the next tile's Q (q_empty); of two,
@@ -578,11 +655,15 @@ def _gl_attn_compute(o_desc, q_smem, k_ring, v_ring, q_ready, q_empty, k_ready, 
     CONSUMERS: gl.constexpr = BLOCK_M // ROWS
     r = 0  # blocks through the ring so far
     done = 0  # tiles so far
+    turn = 0  # turns at the tensor cores so far (PINGPONG)
+    D: gl.constexpr = o_desc.block_type.shape[3]
+    if CONSUMER == 1 and _gl_overlap(OVERLAP, ROWS, BLOCK_N, D, gl.num_warps(), CONSUMERS) == PINGPONG:
+        _gl_pass(turns, CONSUMER)  # the first turn is consumer 0's
     for t in range(gl.program_id(0), gl.cdiv(S, BLOCK_M) * B * H, gl.num_programs(0)):
         b, h, kv, start_m, n_blocks = _gl_attn_tile(t, H, H_KV, S, BLOCK_M, BLOCK_N, CAUSAL)
         mbarrier.wait(q_ready, done & 1)
-        o = _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, S, start_m, n_blocks, r, qk_scale,
-                          CAUSAL, OVERLAP, CONSUMER)
+        o, turn = _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, turns, turn, S, start_m,
+                                n_blocks, r, qk_scale, CAUSAL, OVERLAP, CONSUMER)
         q = q_smem.reshape([BLOCK_M, o.type.shape[1]])
         if CONSUMERS > 1:
             q = q.slice(CONSUMER * ROWS, ROWS)
@@ -609,9 +690,10 @@ def attention_gluon_kernel(q_desc, k_desc, v_desc, o_desc, B, H, H_KV, S, qk_sca
     ... of the cdiv(S, BLOCK_M) x B x H (_gl_attn_tile), its K/V ring running on from tile to tile, so
     the next tile's first key blocks load while this one finishes. A query tile (the Q and O
     descriptors' rows, BLOCK_M) is split among BLOCK_M / (16 num_warps) consumer partitions of num_warps
-    warps each, 16 rows a warp: one (the default partition, one or two warpgroups in lockstep) or two independent
-    warpgroups of 64 rows (the default partition and a worker), which share every K and V stage (its
-    `empty` barrier counts one arrival a consumer). One producer warp with PRODUCER_REGS registers.
+    warps each, 16 rows a warp: one (the default partition, one or two warpgroups in lockstep) or two
+    independent warpgroups of 64 rows (the default partition and a worker), which share every K and V
+    stage (its `empty` barrier counts one arrival a consumer) and take turns at the tensor cores (`turns`,
+    _gl_overlap). One producer warp with PRODUCER_REGS registers.
     Q, K, V and O move through host-built 4-D TMA descriptors ([B, heads, S, D], blocks [1, 1, rows,
     D]), which zero-fill rows past S on loads and drop them on stores: no tile reads or writes another
     (batch, head)'s rows."""
@@ -629,6 +711,7 @@ def attention_gluon_kernel(q_desc, k_desc, v_desc, o_desc, B, H, H_KV, S, qk_sca
     q_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     q_empty = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     o_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    turns = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     k_ready = gl.allocate_shared_memory(gl.int64, [num_stages, 1], mbarrier.MBarrierLayout())
     v_ready = gl.allocate_shared_memory(gl.int64, [num_stages, 1], mbarrier.MBarrierLayout())
     k_empty = gl.allocate_shared_memory(gl.int64, [num_stages, 1], mbarrier.MBarrierLayout())
@@ -636,6 +719,8 @@ def attention_gluon_kernel(q_desc, k_desc, v_desc, o_desc, B, H, H_KV, S, qk_sca
     mbarrier.init(q_ready, count=1)
     mbarrier.init(q_empty, count=1)
     mbarrier.init(o_ready, count=1)
+    mbarrier.init(turns.index(0), count=1)
+    mbarrier.init(turns.index(1), count=1)
     for i in gl.static_range(num_stages):
         mbarrier.init(k_ready.index(i), count=1)
         mbarrier.init(v_ready.index(i), count=1)
@@ -644,16 +729,16 @@ def attention_gluon_kernel(q_desc, k_desc, v_desc, o_desc, B, H, H_KV, S, qk_sca
     if CONSUMERS == 1:
         gl.warp_specialize([
             (_gl_attn_compute, (o_desc, q_smem, k_ring, v_ring, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty,
-                                o_ready, B, H, H_KV, S, qk_scale, CAUSAL, OVERLAP, 0)),
+                                o_ready, turns, B, H, H_KV, S, qk_scale, CAUSAL, OVERLAP, 0)),
             (_gl_attn_load, (q_desc, k_desc, v_desc, q_smem, k_ring, v_ring, q_ready, q_empty, k_ready, v_ready,
                              k_empty, v_empty, B, H, H_KV, S, CAUSAL)),
         ], [1], [PRODUCER_REGS])
     else:
         gl.warp_specialize([
             (_gl_attn_compute, (o_desc, q_smem, k_ring, v_ring, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty,
-                                o_ready, B, H, H_KV, S, qk_scale, CAUSAL, OVERLAP, 0)),
+                                o_ready, turns, B, H, H_KV, S, qk_scale, CAUSAL, OVERLAP, 0)),
             (_gl_attn_compute, (o_desc, q_smem, k_ring, v_ring, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty,
-                                o_ready, B, H, H_KV, S, qk_scale, CAUSAL, OVERLAP, 1)),
+                                o_ready, turns, B, H, H_KV, S, qk_scale, CAUSAL, OVERLAP, 1)),
             (_gl_attn_load, (q_desc, k_desc, v_desc, q_smem, k_ring, v_ring, q_ready, q_empty, k_ready, v_ready,
                              k_empty, v_empty, B, H, H_KV, S, CAUSAL)),
         ], [4, 1], [TWO_CONSUMER_REGS, TWO_CONSUMER_PRODUCER_REGS])
