@@ -6,7 +6,7 @@ Each case launches one kernel three times in a process of its own (`--case NAME`
 pipe, DRAM and L2 throughput, achieved occupancy, the three largest stall reasons per issued
 instruction) and adds registers, shared memory and the grid from `launch__*`. The kernels are the
 configs kt's tunes picked (GEMM: results/s27/call2's manifests; attention: the best Gluon configs of
-results/s40/call2, on the grid kt launches) and the anchors as kt's baselines call them: torch.matmul (cuBLAS),
+results/s40/call5, on the grid kt launches) and the anchors as kt's baselines call them: torch.matmul (cuBLAS),
 torch._scaled_mm (exact accumulation), SDPA.
 
     python tile_ncu.py --json OUT.json
@@ -34,19 +34,20 @@ CASES = {
     "fp8_8192_kt": ("gemm", 8192, "float8_e4m3", (128, 256, 128, 3, 8, 8), ["matmul_gluon_kernel"]),
     "fp8_8192_scaled_mm": ("gemm", 8192, "float8_e4m3", None, CUBLAS),
     # attention: (BLOCK_M, BLOCK_N, num_warps, num_stages, OVERLAP, grid), the best Gluon configs of the
-    # thirtieth session (results/s40/call2) on the grid kt launches (full: persistent, "sm"; causal: "tile")
-    "attn_full_d128_kt": ("attention", (4, 32, 32, 4096, 128, False), None, (128, 128, 4, 2, 0, "sm"),
+    # thirtieth session (results/s40/call5: two consumers taking turns, the kernel's choice, OVERLAP -1) on
+    # the grid kt launches (full: persistent, "sm"; causal: "tile")
+    "attn_full_d128_kt": ("attention", (4, 32, 32, 4096, 128, False), None, (128, 128, 4, 2, -1, "sm"),
                           ["attention_gluon_kernel"]),
     "attn_full_d128_1p_kt": ("attention", (4, 32, 32, 4096, 128, False), None, (128, 128, 8, 2, -1, "sm"),
                              ["attention_gluon_kernel"]),
     "attn_full_d128_sdpa": ("attention", (4, 32, 32, 4096, 128, False), None, None, SDPA),
-    "attn_causal_d64_kt": ("attention", (4, 32, 32, 4096, 64, True), None, (128, 64, 4, 3, 0, "tile"),
+    "attn_causal_d64_kt": ("attention", (4, 32, 32, 4096, 64, True), None, (128, 128, 4, 2, -1, "tile"),
                            ["attention_gluon_kernel"]),
     "attn_causal_d64_sdpa": ("attention", (4, 32, 32, 4096, 64, True), None, None, SDPA),
-    "attn_causal_d128_kt": ("attention", (4, 32, 32, 4096, 128, True), None, (128, 128, 4, 2, 0, "tile"),
+    "attn_causal_d128_kt": ("attention", (4, 32, 32, 4096, 128, True), None, (128, 128, 4, 2, -1, "tile"),
                             ["attention_gluon_kernel"]),
     "attn_causal_d128_sdpa": ("attention", (4, 32, 32, 4096, 128, True), None, None, SDPA),
-    "attn_gqa8_d128_kt": ("attention", (4, 32, 8, 4096, 128, True), None, (128, 128, 4, 2, 0, "tile"),
+    "attn_gqa8_d128_kt": ("attention", (4, 32, 8, 4096, 128, True), None, (128, 128, 4, 2, -1, "tile"),
                           ["attention_gluon_kernel"]),
     "attn_gqa8_d128_sdpa": ("attention", (4, 32, 8, 4096, 128, True), None, None, SDPA),
 }
