@@ -537,7 +537,7 @@ def _gl_attn_pingpong(q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empt
     issues block j's Q K^T and block j-1's P V, waits for both, passes the turn, hands the stages back
     and runs block j's softmax; O is rescaled before the next turn's P V. A tile takes n_blocks + 1 turns
     of each: a causal consumer past its diagonal spends its remaining turns handing back the other's
-    blocks (_gl_hand_back's order), passing each turn at once. `turn` counts this consumer's turns over
+    blocks (_gl_hand_back_block), passing each turn at once. `turn` counts this consumer's turns over
     the program's tiles (the phase of its turn barrier); returns it with O and the running max and sum."""
     STAGES: gl.constexpr = k_ring.type.shape[0]
     BLOCK_N: gl.constexpr = k_ring.type.shape[3]
@@ -563,24 +563,27 @@ def _gl_attn_pingpong(q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empt
     for j in range(c + n_mine, c + n_blocks):
         turn = _gl_turn(turns, turn, CONSUMER)
         _gl_pass(turns, CONSUMER)
-        mbarrier.wait(k_ready.index(j % STAGES), (j // STAGES) & 1)
-        mbarrier.arrive(k_empty.index(j % STAGES), count=1)
-        mbarrier.wait(v_ready.index(j % STAGES), (j // STAGES) & 1)
-        mbarrier.arrive(v_empty.index(j % STAGES), count=1)
+        _gl_hand_back_block(k_ring, k_ready, v_ready, k_empty, v_empty, j)
     return acc, m_i, l_i, turn
 
 
 @gluon.jit
 def _gl_hand_back(k_ring, k_ready, v_ready, k_empty, v_empty, n_mine, n_blocks, c):
     """With two consumers: the blocks of the tile (the first is the ring's block c) past this one's
-    diagonal, which the other consumer reads, each waited for before it is handed back, so that no
-    arrival counts toward a lap of the ring the other consumer has not finished."""
-    STAGES: gl.constexpr = k_ring.type.shape[0]
+    diagonal, which the other consumer reads (_gl_hand_back_block)."""
     for j in range(c + n_mine, c + n_blocks):
-        mbarrier.wait(k_ready.index(j % STAGES), (j // STAGES) & 1)
-        mbarrier.arrive(k_empty.index(j % STAGES), count=1)
-        mbarrier.wait(v_ready.index(j % STAGES), (j // STAGES) & 1)
-        mbarrier.arrive(v_empty.index(j % STAGES), count=1)
+        _gl_hand_back_block(k_ring, k_ready, v_ready, k_empty, v_empty, j)
+
+
+@gluon.jit
+def _gl_hand_back_block(k_ring, k_ready, v_ready, k_empty, v_empty, j):
+    """Hand the ring's block j back unread, once it has landed, so that no arrival counts toward a lap of
+    the ring the other consumer has not finished."""
+    STAGES: gl.constexpr = k_ring.type.shape[0]
+    mbarrier.wait(k_ready.index(j % STAGES), (j // STAGES) & 1)
+    mbarrier.arrive(k_empty.index(j % STAGES), count=1)
+    mbarrier.wait(v_ready.index(j % STAGES), (j // STAGES) & 1)
+    mbarrier.arrive(v_empty.index(j % STAGES), count=1)
 
 
 @gluon.jit
