@@ -29,7 +29,7 @@ CAUSAL_128 = {"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 128, "CAUSAL": 1}
     # full attention at D = 64, 64-key blocks that overlap the softmax with the next Q K^T, 3 stages
     ({"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 64}, {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8,
                                                           "num_stages": 3}),
-    # two independent consumer warpgroups of 64 rows (D = 64), the softmax overlap, 3 stages
+    # two independent consumer warpgroups of 64 rows (D = 64 over 64-key blocks: serial steps), 3 stages
     ({"B": 4, "H": 32, "H_KV": 32, "S": 4096, "D": 64, "CAUSAL": 1}, {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 4,
                                                                        "num_stages": 3}),
     # two consumers at D = 128 taking turns at the tensor cores, full attention
