@@ -587,11 +587,12 @@ def _gl_hand_back_block(k_ring, k_ready, v_ready, k_empty, v_empty, j):
 
 
 @gluon.jit
-def _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, turns, turn, S, start_m, n_blocks, c,
-                  qk_scale, CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, CONSUMER: gl.constexpr):
-    """One tile's rows of consumer CONSUMER (a partition of num_warps warps, 16 rows a warp: rows
-    CONSUMER * ROWS onwards of the query tile at start_m, whose key blocks are the ring's blocks c to
-    c + n_blocks), normalised: O = softmax(Q K^T) V in fp32. S = Q K^T by an asynchronous wgmma from
+def _gl_attn_rows(q, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, turns, turn, S, start_m, n_blocks, c,
+                  qk_scale, CAUSAL: gl.constexpr, MODE: gl.constexpr, CONSUMER: gl.constexpr,
+                  CONSUMERS: gl.constexpr):
+    """One tile's rows of consumer CONSUMER of CONSUMERS (a partition of num_warps warps, 16 rows a warp:
+    rows CONSUMER * ROWS onwards of the query tile at start_m, q its view of Q's shared tile, whose key
+    blocks are the ring's blocks c to c + n_blocks), its overlap MODE (_gl_overlap), normalised: O = softmax(Q K^T) V in fp32. S = Q K^T by an asynchronous wgmma from
     shared memory; P = exp2(...) in registers, rounded to the input dtype, is the register A operand of
     the wgmma P @ V. Software pipelined as FlashAttention-3 does within a warpgroup (_gl_attn_step) where
     the registers allow: block j+1's Q K^T runs under block j's softmax, and P_j V_j under block j+1's
@@ -601,12 +602,10 @@ def _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, tu
     consumers stop at their own diagonal; key blocks the program loads beyond it (another consumer's) are
     handed back unread. Every K and V stage goes back to the producer. With two consumers taking turns
     (PINGPONG), `turn` counts this one's turns (_gl_attn_pingpong); returns O and the count."""
-    BLOCK_M: gl.constexpr = q_smem.type.shape[2]
-    D: gl.constexpr = q_smem.type.shape[3]
+    ROWS: gl.constexpr = q.type.shape[0]
+    D: gl.constexpr = q.type.shape[1]
     BLOCK_N: gl.constexpr = k_ring.type.shape[3]
     STAGES: gl.constexpr = k_ring.type.shape[0]
-    ROWS: gl.constexpr = 16 * gl.num_warps()
-    CONSUMERS: gl.constexpr = BLOCK_M // ROWS
     s_layout: gl.constexpr = _gl_mma_layout(BLOCK_N, gl.num_warps())
     o_layout: gl.constexpr = _gl_mma_layout(D, gl.num_warps())
     row0 = start_m + CONSUMER * ROWS
@@ -618,13 +617,9 @@ def _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, tu
         n_mine = n_blocks
     rows = row0 + gl.arange(0, ROWS, layout=gl.SliceLayout(1, s_layout))
     cols = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
-    q = q_smem.reshape([BLOCK_M, D])
-    if CONSUMERS > 1:
-        q = q.slice(CONSUMER * ROWS, ROWS)
     m_i = gl.full([ROWS], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
     l_i = gl.zeros([ROWS], gl.float32, gl.SliceLayout(1, s_layout))
     acc = gl.zeros([ROWS, D], gl.float32, o_layout)
-    MODE: gl.constexpr = _gl_overlap(OVERLAP, ROWS, BLOCK_N, D, gl.num_warps(), CONSUMERS)
     if MODE == PINGPONG:
         acc, m_i, l_i, turn = _gl_attn_pingpong(q, acc, m_i, l_i, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty,
                                                 turns, turn, rows, cols, S, qk_scale, first_masked, n_mine, n_blocks,
@@ -653,23 +648,24 @@ def _gl_attn_compute(o_desc, q_smem, k_ring, v_ring, q_ready, q_empty, k_ready, 
     the TMA (rows past S dropped) and frees Q's shared memory for the next tile's Q (q_empty); of two,
     the second hands its rows to the first (o_ready), which stores the tile."""
     BLOCK_M: gl.constexpr = o_desc.block_type.shape[2]
+    D: gl.constexpr = o_desc.block_type.shape[3]
     BLOCK_N: gl.constexpr = k_ring.type.shape[3]
     ROWS: gl.constexpr = 16 * gl.num_warps()
     CONSUMERS: gl.constexpr = BLOCK_M // ROWS
+    MODE: gl.constexpr = _gl_overlap(OVERLAP, ROWS, BLOCK_N, D, gl.num_warps(), CONSUMERS)
+    q = q_smem.reshape([BLOCK_M, D])  # this consumer's rows of Q's shared tile
+    if CONSUMERS > 1:
+        q = q.slice(CONSUMER * ROWS, ROWS)
     r = 0  # blocks through the ring so far
     done = 0  # tiles so far
     turn = 0  # turns at the tensor cores so far (PINGPONG)
-    D: gl.constexpr = o_desc.block_type.shape[3]
-    if CONSUMER == 1 and _gl_overlap(OVERLAP, ROWS, BLOCK_N, D, gl.num_warps(), CONSUMERS) == PINGPONG:
+    if CONSUMER == 1 and MODE == PINGPONG:
         _gl_pass(turns, CONSUMER)  # the first turn is consumer 0's
     for t in range(gl.program_id(0), gl.cdiv(S, BLOCK_M) * B * H, gl.num_programs(0)):
         b, h, kv, start_m, n_blocks = _gl_attn_tile(t, H, H_KV, S, BLOCK_M, BLOCK_N, CAUSAL)
         mbarrier.wait(q_ready, done & 1)
-        o, turn = _gl_attn_rows(q_smem, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, turns, turn, S, start_m,
-                                n_blocks, r, qk_scale, CAUSAL, OVERLAP, CONSUMER)
-        q = q_smem.reshape([BLOCK_M, o.type.shape[1]])
-        if CONSUMERS > 1:
-            q = q.slice(CONSUMER * ROWS, ROWS)
+        o, turn = _gl_attn_rows(q, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, turns, turn, S, start_m,
+                                n_blocks, r, qk_scale, CAUSAL, MODE, CONSUMER, CONSUMERS)
         # every wgmma that read this consumer's rows of Q is done (each warpgroup reads and writes only its
         # own 64 rows)
         q.store(o.to(o_desc.dtype))
