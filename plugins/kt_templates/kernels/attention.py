@@ -592,8 +592,8 @@ def _gl_attn_rows(q, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, turns, 
                   CONSUMERS: gl.constexpr):
     """One tile's rows of consumer CONSUMER of CONSUMERS (a partition of num_warps warps, 16 rows a warp:
     rows CONSUMER * ROWS onwards of the query tile at start_m, q its view of Q's shared tile, whose key
-    blocks are the ring's blocks c to c + n_blocks), its overlap MODE (_gl_overlap), normalised: O = softmax(Q K^T) V in fp32. S = Q K^T by an asynchronous wgmma from
-    shared memory; P = exp2(...) in registers, rounded to the input dtype, is the register A operand of
+    blocks are the ring's blocks c to c + n_blocks), its overlap MODE (_gl_overlap), normalised:
+    O = softmax(Q K^T) V in fp32. S = Q K^T by an asynchronous wgmma from shared memory; P = exp2(...) in registers, rounded to the input dtype, is the register A operand of
     the wgmma P @ V. Software pipelined as FlashAttention-3 does within a warpgroup (_gl_attn_step) where
     the registers allow: block j+1's Q K^T runs under block j's softmax, and P_j V_j under block j+1's
     softmax. The first step is peeled off the loop so that every iteration starts with one P @ V in
