@@ -590,18 +590,18 @@ def _gl_hand_back_block(k_ring, k_ready, v_ready, k_empty, v_empty, j):
 def _gl_attn_rows(q, k_ring, v_ring, k_ready, v_ready, k_empty, v_empty, turns, turn, S, start_m, n_blocks, c,
                   qk_scale, CAUSAL: gl.constexpr, MODE: gl.constexpr, CONSUMER: gl.constexpr,
                   CONSUMERS: gl.constexpr):
-    """One tile's rows of consumer CONSUMER of CONSUMERS (a partition of num_warps warps, 16 rows a warp:
-    rows CONSUMER * ROWS onwards of the query tile at start_m, q its view of Q's shared tile, whose key
-    blocks are the ring's blocks c to c + n_blocks), its overlap MODE (_gl_overlap), normalised:
-    O = softmax(Q K^T) V in fp32. S = Q K^T by an asynchronous wgmma from shared memory; P = exp2(...) in registers, rounded to the input dtype, is the register A operand of
-    the wgmma P @ V. Software pipelined as FlashAttention-3 does within a warpgroup (_gl_attn_step) where
-    the registers allow: block j+1's Q K^T runs under block j's softmax, and P_j V_j under block j+1's
-    softmax. The first step is peeled off the loop so that every iteration starts with one P @ V in
-    flight: ptxas serialises every wgmma of the kernel when it cannot prove that an accumulator read waits
-    for its wgmma, and a loop entered both with and without one in flight is such a case. Causal
-    consumers stop at their own diagonal; key blocks the program loads beyond it (another consumer's) are
-    handed back unread. Every K and V stage goes back to the producer. With two consumers taking turns
-    (PINGPONG), `turn` counts this one's turns (_gl_attn_pingpong); returns O and the count."""
+    """One tile's rows of consumer CONSUMER of CONSUMERS (a partition of num_warps warps, 16 rows a warp: rows
+    CONSUMER * ROWS onwards of the query tile at start_m, q its view of Q's shared tile, whose key blocks are
+    the ring's blocks c to c + n_blocks), its overlap MODE (_gl_overlap), normalised: O = softmax(Q K^T) V in
+    fp32. S = Q K^T by an asynchronous wgmma from shared memory; P = exp2(...) in registers, rounded to the
+    input dtype, is the register A operand of the wgmma P @ V. Software pipelined as FlashAttention-3 does
+    within a warpgroup (_gl_attn_step) where the registers allow: block j+1's Q K^T runs under block j's
+    softmax, and P_j V_j under block j+1's softmax. The first step is peeled off the loop so that every
+    iteration starts with one P @ V in flight: ptxas serialises every wgmma of the kernel when it cannot prove
+    that an accumulator read waits for its wgmma, and a loop entered both with and without one in flight is such
+    a case. Causal consumers stop at their own diagonal; key blocks the program loads beyond it (another
+    consumer's) are handed back unread. Every K and V stage goes back to the producer. With two consumers taking
+    turns (PINGPONG), `turn` counts this one's turns (_gl_attn_pingpong); returns O and the count."""
     ROWS: gl.constexpr = q.type.shape[0]
     D: gl.constexpr = q.type.shape[1]
     BLOCK_N: gl.constexpr = k_ring.type.shape[3]
