@@ -119,12 +119,6 @@ class _Watchdog:
             self.timer = None
 
 
-def _sm_count() -> int:
-    import torch
-
-    return torch.cuda.get_device_properties(0).multi_processor_count
-
-
 def run_gluon(mod, q, k, v, o, causal, config, grid) -> None:
     """The Gluon kernel at `config` on `grid` programs: "sm", persistent (a program per SM; what kt
     launches for full attention), or "tile", a program per query tile (what kt launches for causal)."""
@@ -133,7 +127,7 @@ def run_gluon(mod, q, k, v, o, causal, config, grid) -> None:
     bm, bn, warps, stages, overlap = config
     b, h, s, d = q.shape
     tiles = triton.cdiv(s, bm) * b * h
-    mod.attention_gluon_kernel[(min(tiles, _sm_count()) if grid == "sm" else tiles, )](
+    mod.attention_gluon_kernel[(mod.gluon_programs(q, tiles, False) if grid == "sm" else tiles, )](
         *mod.gluon_descriptors(q, k, v, o, bm, bn), b, h, k.shape[1], s, mod.LOG2E / math.sqrt(d), CAUSAL=causal,
         num_stages=stages, PRODUCER_REGS=mod.PRODUCER_REGS, OVERLAP=overlap, num_warps=warps)
 
