@@ -64,7 +64,17 @@ def estimate(record: dict) -> dict:
         work["load_warps"] = declared(record, "load_warps")
     work = Work(**work)
     return estimate_seconds(work, record["dtype"], peaks, target.properties, Resources(**f["resources"]),
-                            f["programs"], f["launches"], f["instructions"])
+                            f["programs"], f["launches"], loop_barriers(f["instructions"]))
+
+
+def loop_barriers(mix: dict) -> dict:
+    """A stored point's instruction mix, with `loop_barriers` where it was read before kt counted a main loop's
+    barriers: 1 wherever a loop holds MMAs. Every such loop of kt's kernels holds a barrier that all the warps
+    issuing it wait at: today's compiles of all 1875 stored MMA points (Triton's pipelined loops sync the CTA;
+    Gluon's partitions sync before every mbarrier arrival, benchmarks/experiments/partition_barriers.py)."""
+    if mix.get("loop_mma_flops") and "loop_barriers" not in mix:
+        return {**mix, "loop_barriers": 1}
+    return mix
 
 
 def use_calibrations(paths) -> None:

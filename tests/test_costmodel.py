@@ -125,6 +125,32 @@ def test_a_lone_warpgroup_between_its_mma_passes_leaves_the_tensor_cores_idle():
     assert seconds(gemm, resources(threads=128, per_unit=1, shared=200 * 1024), programs=132, mix=long) < one
 
 
+def test_warpgroups_held_in_lockstep_by_a_barrier_issue_their_loops_other_instructions_beside_no_mma():
+    # two warpgroups a unit, one pass: 4 MMAs of 64x256x16 and 92 other instructions (Triton's pointer GEMM
+    # on an H200: addresses, LDGSTS, the stage's waits). Free to interleave, one group's MMAs hide the other's
+    # instructions; synced each pass by a BAR.SYNC, the schedulers issue all 8 warps' other instructions while
+    # no MMA runs (the held-out H200 runs: the pointer kernel 6-7% slower than the TMA kernel of its tile, 80
+    # instructions a pass, in all six such pairs; the model had tied them)
+    gemm = Work(flops=2 * 4096**3, unique_bytes=3 * 4096**2 * 2, requested_bytes=3 * 4096**2 * 2)
+    res = resources(threads=256, per_unit=1, shared=200 * 1024)
+
+    def pass_of(other: int, barriers: int) -> dict:
+        loop = {"mma": 4, "mma_warpgroup": 4, "loop_instructions": other + 4, "loop_mmas": 4,
+                "loop_mma_flops": 4 * 2 * 64 * 256 * 16, "mma_group_warps": 4}
+        return estimate_seconds(gemm, "bfloat16", H100.peaks, H100.properties, res, 132, 1,
+                                {**loop, **({"loop_barriers": barriers} if barriers else {})})
+
+    free, synced = pass_of(92, 0), pass_of(92, 1)
+    assert free["mma_issue_factor"] == 1.0
+    clock, units = H100.properties["clock_hz"], H100.properties["units"]
+    mma_s = 2 * 4 * 2 * 64 * 256 * 16 / (H100.peaks["bfloat16"] * H100.properties["math_attainable"] / units)
+    assert synced["mma_issue_factor"] == pytest.approx(1 + 92 * 8 / 4 / clock / mma_s)
+    assert synced["math_s"] > free["math_s"]
+    assert pass_of(76, 1)["seconds"] < synced["seconds"]  # TMA's pass: fewer instructions, faster
+    assert innermost_mma_loop([(0, 0, None, 0, True), (1, 8, None), (2, 0, 0, 0, False)])["loop_barriers"] == 1
+    assert "loop_barriers" not in innermost_mma_loop([(0, 0, None, 0, True), (1, 8, None), (2, 0, 1)])
+
+
 def test_a_tile_waits_for_its_first_loads_unless_producer_warps_or_another_program_fill_the_gap():
     # 4096^2 x 4096 bf16 on 128x128 tiles, one persistent program a unit walking 1024 tiles (8 on the busiest):
     # with its warps both loading and computing, each tile's first loads are a loaded L2 round trip the MMAs
@@ -339,6 +365,7 @@ def test_compiled_kernels_report_their_loads_and_mma_kind():
     assert hopper["loop_mma_flops"] == 4 * 2 * 64 * 128 * 16 and hopper["loop_mmas"] == 4
     assert hopper["loop_instructions"] > 4 * hopper["loop_mmas"] and hopper["mma_group_warps"] == 4
     assert hopper["loop_mma_shared_bytes"] == 4 * 32 * (64 + 128)  # A and B of each from shared memory
+    assert hopper["loop_barriers"] >= 1  # the CTA syncs each pass (BAR.SYNC): its two warpgroups in lockstep
     assert ampere["mma"] > 0 and "mma_warpgroup" not in ampere
     for arch in ("gfx942", "gfx950"):  # MFMA and buffer/global loads from the AMDGCN Triton produced
         cdna = compile_for("matmul", f"amd:{arch}", square, dtype, tile)["instructions"]
@@ -346,6 +373,7 @@ def test_compiled_kernels_report_their_loads_and_mma_kind():
         # its main loop: 8 waves share the 128x128x64 tile of a pass, a group is a wave on each SIMD
         assert cdna["loop_mmas"] > 0 and cdna["mma_group_warps"] == 4, arch
         assert cdna["loop_mma_flops"] % (2 * 128 * 128 * 64 // 8 * 4) == 0, (arch, cdna["loop_mma_flops"])
+        assert cdna["loop_barriers"] >= 1, arch  # s_barrier each pass, around the LDS tiles
 
 
 def test_a_calibration_is_laid_over_its_target_and_a_broken_one_is_ignored(tmp_path, monkeypatch):

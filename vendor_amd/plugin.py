@@ -95,11 +95,11 @@ def gcn_mix(asm: str) -> dict:
     `global_load_bytes`: the bytes per lane its static global/buffer loads ask for, and the most of
     them between two reductions across waves (kt_cli.vendor.LoadPhases: an s_barrier after
     cross-lane DPP, swizzle or permute instructions); and the innermost loop holding MFMAs
-    (kt_cli.vendor.innermost_mma_loop: one pass's instructions and its MFMAs' FLOPs, 2 m n k each from
-    the mnemonic's shape; a label's position is its next instruction's)."""
+    (kt_cli.vendor.innermost_mma_loop: one pass's instructions, its MFMAs' FLOPs, 2 m n k each from
+    the mnemonic's shape, and its s_barriers; a label's position is its next instruction's)."""
     mix = {"total": 0}
     phases = LoadPhases(mix)
-    labels, code = {}, []  # label -> position; (position, MFMA FLOPs, branch label)
+    labels, code = {}, []  # label -> position; (position, MFMA FLOPs, branch label, barrier)
     for m in _GCN_LINE.finditer(asm):
         if m.group(1):
             labels[m.group(1)] = mix["total"]
@@ -118,9 +118,10 @@ def gcn_mix(asm: str) -> dict:
         shape = _MFMA_SHAPE.search(op) if kind == "mma" else None
         flops = 2 * int(shape.group(1)) * int(shape.group(2)) * int(shape.group(3)) if shape else 0
         branch = operands.split()[0] if op.startswith(("s_cbranch", "s_branch")) and operands.split() else None
-        code.append((mix["total"] - 1, flops, branch))
+        code.append((mix["total"] - 1, flops, branch, kind == "barrier"))
     phases.close()
-    code = [(position, flops, labels.get(branch) if branch else None) for position, flops, branch in code]
+    code = [(position, flops, labels.get(branch) if branch else None, 0, barrier)
+            for position, flops, branch, barrier in code]
     mix.update(innermost_mma_loop(code))
     if "loop_mma_flops" in mix:  # a group is a wave on each SIMD: a lone wave a SIMD idles its matrix core
         mix["mma_group_warps"] = SIMDS_PER_UNIT  # between passes; the group's pass does the FLOPs of all four

@@ -110,8 +110,8 @@ def sass_mix(cubin: bytes) -> dict:
     issued per warpgroup (`mma_warpgroup`), and `global_load_bytes`: the bytes per thread the static
     global loads ask for (LDG/LDGSTS width modifiers; 4 bytes without one), and the most of them
     between two reductions across warps (kt_cli.vendor.LoadPhases: a BAR after SHFLs); and the
-    innermost loop holding warpgroup MMAs (kt_cli.vendor.innermost_mma_loop: one pass's instructions
-    and the FLOPs of its MMAs, 2 m n k each from the opcode's shape)."""
+    innermost loop holding warpgroup MMAs (kt_cli.vendor.innermost_mma_loop: one pass's instructions,
+    the FLOPs of its MMAs, 2 m n k each from the opcode's shape, and its BAR.SYNC barriers)."""
     mix = {"total": 0}
     phases = LoadPhases(mix)
     code = []
@@ -135,7 +135,8 @@ def sass_mix(cubin: bytes) -> dict:
             width = _LOAD_WIDTH.search(modifiers)
             phases.load(_WIDTH_BYTES[width.group(1)] if width else 4)
         target = _BRANCH_TARGET.search(operands) if op == "BRA" else None
-        code.append((address, flops, int(target.group(1), 16) if target else None, shared))
+        waits = op == "BAR" and ".ARV" not in modifiers  # bar.sync, bar.red: every warp of the CTA (or named group) meets
+        code.append((address, flops, int(target.group(1), 16) if target else None, shared, waits))
     phases.close()
     mix.update(innermost_mma_loop(code))
     if "loop_mma_flops" in mix:

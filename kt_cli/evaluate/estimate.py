@@ -128,21 +128,36 @@ def compute_peak(peaks: dict, dtype: str, fraction: float | None) -> float:
 
 
 def mma_issue_factor(mix: dict, warps_per_unit: int, unit_rate: float, clock: float, properties: dict) -> float:
-    """How much longer a unit's MMAs take than its rate says when too few groups of warps take turns
-    issuing them. A group (`mma_group_warps`: an NVIDIA warpgroup, whose MMAs use the whole SM's tensor
-    cores; on AMD a wave on each of the CU's SIMDs) issues one pass of its main loop's MMAs
-    (`loop_mma_flops`, the group's, vendor.innermost_mma_loop) at the unit's rate, then runs the pass's
-    other instructions, barrier waits, addresses and the hand-off of the next stage, one dependent
-    instruction after another, before it issues the next pass; another group's MMAs fill that gap, a
-    lone group's do not. With G groups on a unit: max(1, (1 + other / mma) / G). 1 where the compiled
-    code shows no such loop."""
+    """How much longer a unit's MMAs take than its rate says because the instructions of the main loop between
+    them are issued too. A group (`mma_group_warps`: an NVIDIA warpgroup, whose MMAs use the whole SM's tensor
+    cores; on AMD a wave on each of the CU's SIMDs) issues one pass of its main loop's MMAs (`loop_mma_flops`,
+    the group's, vendor.innermost_mma_loop) at the unit's rate, and the pass's other instructions (barrier
+    waits, addresses, the hand-off of the next stage, an attention's softmax). Two limits, the larger holds:
+
+    - a lone group's chain: it runs the other instructions one dependent instruction after another before it
+      issues the next pass; another group's MMAs fill that gap, a lone group's do not. With G groups on a
+      unit: (1 + other / mma) / G;
+    - groups in lockstep: where the loop holds a barrier every warp of the workgroup waits at
+      (`loop_barriers`: Triton's pipelined loops sync the CTA each pass, and its warp-specialized partitions
+      sync before every mbarrier arrival, benchmarks/experiments/partition_barriers.py), the groups reach
+      their MMAs together and their other instructions together, so the unit's schedulers issue every
+      resident warp's other instructions, one a clock each, while no MMA runs: 1 + issue / mma. On the
+      eight held-out H200/H100 runs' 16 attention and 24 matmul problems (docs/costmodel.md, thirty-first
+      session) it took attention's static winner within 10% of the best from 11 problems to 15 and raised
+      rho on 11 of them (2 fell), and matmul's rho on 17 (1 fell).
+
+    1 where the compiled code shows no such loop."""
     flops, instructions, group = mix.get("loop_mma_flops"), mix.get("loop_instructions"), mix.get("mma_group_warps")
     if not (flops and instructions and group):
         return 1.0
     mma_s = flops / unit_rate
-    other_s = (instructions - mix.get("loop_mmas", 0)) * _prop(properties, "dependent_issue_cycles") / clock
+    other = instructions - mix.get("loop_mmas", 0)
     groups = max(1, warps_per_unit // group)
-    return max(1.0, (1.0 + other_s / mma_s) / groups)
+    chain = (1.0 + other * _prop(properties, "dependent_issue_cycles") / clock / mma_s) / groups
+    lockstep = 0.0
+    if mix.get("loop_barriers"):
+        lockstep = 1.0 + other * warps_per_unit / _prop(properties, "schedulers_per_unit") / clock / (groups * mma_s)
+    return max(1.0, chain, lockstep)
 
 
 def l2_lookups(work: Work, properties: dict) -> float:
