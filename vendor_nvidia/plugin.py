@@ -135,7 +135,7 @@ def sass_mix(cubin: bytes) -> dict:
             width = _LOAD_WIDTH.search(modifiers)
             phases.load(_WIDTH_BYTES[width.group(1)] if width else 4)
         target = _BRANCH_TARGET.search(operands) if op == "BRA" else None
-        waits = op == "BAR" and ".ARV" not in modifiers  # bar.sync, bar.red: every warp of the CTA (or named group) meets
+        waits = op == "BAR" and ".ARV" not in modifiers  # bar.sync, bar.red: the CTA's (or a named group's) warps meet
         code.append((address, flops, int(target.group(1), 16) if target else None, shared, waits))
     phases.close()
     mix.update(innermost_mma_loop(code))

@@ -19,7 +19,8 @@ Each program's share of the work is served by these resources:
 - math: the FLOPs at the unit's share of the dtype's peak, times the fraction of it the compiled
   instructions reach (warpgroup MMA, warp MMA, no MMA at all: FMA on the CUDA cores/SIMDs), and only
   when enough warps are resident to feed every scheduler; longer where too few groups of warps take
-  turns issuing the main loop's MMAs to hide the loop's other instructions (mma_issue_factor), and by a
+  turns issuing the main loop's MMAs to hide the loop's other instructions, or where a barrier holds the
+  groups in lockstep and the unit issues those instructions while no MMA runs (mma_issue_factor), and by a
   loaded L2 round trip a tile where one program a unit loads each tile's first stages only after storing
   the tile before (tile_fill);
 - issue: the program's instructions, as many times as it runs through its static loads, over the
