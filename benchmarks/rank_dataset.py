@@ -4,7 +4,7 @@ point today (cross-compiled for the device's target: resources, programs, launch
 
     python benchmarks/rank_dataset.py --out benchmarks/results/rank_dataset.jsonl [--jobs 2]
     python benchmarks/rank_dataset.py --runs bench_finalize_h100_s8.json --out FRESH.jsonl  # one run alone
-    python benchmarks/rank_dataset.py --refresh FRESH.jsonl  # the same points, today's features
+    python benchmarks/rank_dataset.py --refresh FRESH.jsonl  # the same points, today's features (of unchanged kernels)
     python benchmarks/rank_dataset.py --refresh FRESH.jsonl --only mma  # only the points with MMAs (no-mma: without)
 
 The measured times are what the GPU said; the features come from compiling today's kernel source, so a
@@ -87,6 +87,16 @@ def measured_trials(runs: str = "bench_*.json") -> list[dict]:
     return out
 
 
+def current_code(records: list[dict]) -> list[bool]:
+    """For each stored point, whether its kernel compiles from the code it was measured on (same_code_as_today)."""
+    known: dict[tuple, bool] = {}
+    for r in records:
+        key = (r["recipe"], r["date"])
+        if key not in known:
+            known[key] = same_code_as_today(*key)
+    return [known[(r["recipe"], r["date"])] for r in records]
+
+
 def features(record: dict) -> dict:
     """The static features of one point for its device's target, or the reason there are none."""
     from kt_cli import plugins
@@ -126,7 +136,11 @@ def main() -> None:
         args.out = args.refresh
         stored = [json.loads(line) for line in Path(args.refresh).read_text().splitlines()]
         has_mma = [bool(r.get("features", {}).get("instructions", {}).get("mma")) for r in stored]
-        again = [args.only is None or (mma == (args.only == "mma")) for mma in has_mma]
+        today = current_code(stored)
+        again = [(args.only is None or (mma == (args.only == "mma"))) and fresh for mma, fresh in zip(has_mma, today)]
+        if not all(today):
+            print(f"kept as stored: {today.count(False)} points measured on kernel code changed since (today's "
+                  "features would describe another kernel than the one measured)", file=sys.stderr)
         records = [{k: v for k, v in r.items() if k not in ("features", "kernel", "skipped")}
                    for r, redo in zip(stored, again) if redo]
     else:

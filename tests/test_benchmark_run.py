@@ -61,3 +61,39 @@ def test_the_binary_that_ran_keeps_its_resources_into_the_ranking_dataset(tmp_pa
     monkeypatch.setattr(rank_dataset, "same_code_as_today", lambda recipe, date: True)
     (record,) = rank_dataset.measured_trials("bench_x.json")
     assert record["device_resources"] == ran and record["measured_s"] == 7.5e-5
+
+
+def test_refreshing_a_dataset_keeps_the_features_of_kernels_changed_since_their_measurement(tmp_path, monkeypatch):
+    # rank_dataset.py --refresh recompiles stored points with today's reader; a point whose kernel module changed
+    # since it was measured keeps its stored features (today's would describe another kernel than the one timed:
+    # the attention module changed after every stored attention run, and its refreshed points scored otherwise)
+    import json
+    import sys
+
+    import rank_dataset
+
+    stored = [{"recipe": "softmax", "date": "2026-11-28T21:00:00", "features": {"instructions": {"total": 1}}},
+              {"recipe": "attention", "date": "2026-11-28T21:00:00", "features": {"instructions": {"total": 2}}}]
+    path = tmp_path / "fresh.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in stored))
+    monkeypatch.setattr(rank_dataset, "same_code_as_today", lambda recipe, date: recipe == "softmax")
+    monkeypatch.setattr(rank_dataset, "ProcessPoolExecutor", _InProcess)
+    monkeypatch.setattr(rank_dataset, "features", lambda record: {**record, "features": {"instructions": {"total": 9}}})
+    monkeypatch.setattr(sys, "argv", ["rank_dataset.py", "--refresh", str(path)])
+    rank_dataset.main()
+    totals = [json.loads(line)["features"]["instructions"]["total"] for line in path.read_text().splitlines()]
+    assert totals == [9, 2]
+
+
+class _InProcess:
+    def __init__(self, jobs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def map(self, fn, items, chunksize=1):
+        return map(fn, items)
