@@ -138,11 +138,13 @@ def mma_issue_factor(mix: dict, warps_per_unit: int, unit_rate: float, clock: fl
     - a lone group's chain: it runs the other instructions one dependent instruction after another before it
       issues the next pass; another group's MMAs fill that gap, a lone group's do not. With G groups on a
       unit: (1 + other / mma) / G;
-    - groups in lockstep: where the loop holds a barrier every warp of the workgroup waits at
-      (`loop_barriers`: Triton's pipelined loops sync the CTA each pass, and its warp-specialized partitions
-      sync before every mbarrier arrival, benchmarks/experiments/partition_barriers.py), the groups reach
-      their MMAs together and their other instructions together, so the unit's schedulers issue every
-      resident warp's other instructions, one a clock each, while no MMA runs: 1 + issue / mma. On the
+    - groups in lockstep: where the loop holds a barrier (`loop_barriers`: Triton's pipelined loops sync the
+      whole CTA each pass), the groups reach their MMAs together and their other instructions together, so
+      the unit's schedulers issue every resident warp's other instructions, one a clock each, while no MMA
+      runs: 1 + issue / mma. A Gluon partition syncs only its own warps before every mbarrier arrival
+      (benchmarks/experiments/partition_barriers.py), and two partitions of one group each take turns; they
+      are charged the same: the chain limit, which their turns would leave them, charges an attention's
+      softmax 4 cycles an instruction and ranked them far too slow at D = 64 (docs/costmodel.md). On the
       eight held-out H200/H100 runs' 16 attention and 24 matmul problems (docs/costmodel.md, thirty-first
       session) it took attention's static winner within 10% of the best from 11 problems to 15 and raised
       rho on 11 of them (2 fell), and matmul's rho on 17 (1 fell).
