@@ -233,16 +233,18 @@ class LoadPhases:
 
 def innermost_mma_loop(code: list) -> dict:
     """The loop a kernel's MMAs run in, from its instructions in program order, each `(position, mma
-    FLOPs, branch target)`, optionally followed by shared bytes and a barrier flag: FLOPs that one issue
+    FLOPs, branch target)`, optionally followed by shared bytes and a barrier's warps: FLOPs that one issue
     of the instruction does (per warpgroup or wave, as the vendor counts them; 0 for anything else), for
-    a branch the position it goes to (else None), the bytes of shared memory the MMA reads its operands
-    from (0 where its operands come from registers), and whether the instruction is a barrier that every
-    warp of the workgroup (or of a warp-specialized partition) waits at. The loop is the smallest span from
-    a backward branch's target to the branch that holds an MMA: one pass of a kernel's main loop. Returns
-    its `loop_instructions` (every instruction of one pass), `loop_mmas` and `loop_mma_flops` (one pass's
-    MMA instructions and their FLOPs), where its MMAs read shared memory `loop_mma_shared_bytes`, and where
-    it holds barriers `loop_barriers` (how many); or {} when no loop holds an MMA (the cost model's MMA
-    issue and shared-memory terms, kt_cli.evaluate.estimate, then leave the kernel as it is)."""
+    a branch that can close a loop the position it goes to (else None: NVIDIA's unconditional branches back
+    are cold paths' returns, vendor_nvidia.plugin.sass_mix), the bytes of shared memory the MMA reads its operands from (0 where its operands come from
+    registers), and for a barrier warps wait at the warps it waits for (0: the whole workgroup; None: not
+    such a barrier). The loop is the smallest span from a backward branch's target to the branch that holds
+    an MMA: one pass of a kernel's main loop. Returns its `loop_instructions` (every instruction of one
+    pass), `loop_mmas` and `loop_mma_flops` (one pass's MMA instructions and their FLOPs), where its MMAs
+    read shared memory `loop_mma_shared_bytes`, and where it holds barriers `loop_barriers` (how many) and
+    `loop_barrier_warps` (the warps the widest waits for, 0: the whole workgroup); or {} when no loop holds
+    an MMA (the cost model's MMA issue and shared-memory terms, kt_cli.evaluate.estimate, then leave the
+    kernel as it is)."""
     best: tuple | None = None
     for end, (position, _, target, *_) in enumerate(code):
         if target is None or target >= position:
@@ -251,13 +253,14 @@ def innermost_mma_loop(code: list) -> dict:
         body = code[start:end + 1]
         mmas = [item for item in body if item[1]]
         if mmas and (best is None or len(body) < best[0]):
+            barriers = [item[4] for item in body if len(item) > 4 and item[4] is not None]
             best = (len(body), len(mmas), sum(m[1] for m in mmas), sum(m[3] if len(m) > 3 else 0 for m in mmas),
-                    sum(1 for item in body if len(item) > 4 and item[4]))
+                    barriers)
     if best is None:
         return {}
     loop = {"loop_instructions": best[0], "loop_mmas": best[1], "loop_mma_flops": float(best[2])}
     if best[3]:
         loop["loop_mma_shared_bytes"] = float(best[3])
     if best[4]:
-        loop["loop_barriers"] = best[4]
+        loop["loop_barriers"], loop["loop_barrier_warps"] = len(best[4]), 0 if 0 in best[4] else max(best[4])
     return loop

@@ -134,11 +134,11 @@ def test_warpgroups_held_in_lockstep_by_a_barrier_issue_their_loops_other_instru
     gemm = Work(flops=2 * 4096**3, unique_bytes=3 * 4096**2 * 2, requested_bytes=3 * 4096**2 * 2)
     res = resources(threads=256, per_unit=1, shared=200 * 1024)
 
-    def pass_of(other: int, barriers: int) -> dict:
+    def pass_of(other: int, barriers: int, warps: int = 0) -> dict:
         loop = {"mma": 4, "mma_warpgroup": 4, "loop_instructions": other + 4, "loop_mmas": 4,
                 "loop_mma_flops": 4 * 2 * 64 * 256 * 16, "mma_group_warps": 4}
-        return estimate_seconds(gemm, "bfloat16", H100.peaks, H100.properties, res, 132, 1,
-                                {**loop, **({"loop_barriers": barriers} if barriers else {})})
+        synced = {"loop_barriers": barriers, "loop_barrier_warps": warps} if barriers else {}
+        return estimate_seconds(gemm, "bfloat16", H100.peaks, H100.properties, res, 132, 1, {**loop, **synced})
 
     free, synced = pass_of(92, 0), pass_of(92, 1)
     assert free["mma_issue_factor"] == 1.0
@@ -147,8 +147,33 @@ def test_warpgroups_held_in_lockstep_by_a_barrier_issue_their_loops_other_instru
     assert synced["mma_issue_factor"] == pytest.approx(1 + 92 * 8 / 4 / clock / mma_s)
     assert synced["math_s"] > free["math_s"]
     assert pass_of(76, 1)["seconds"] < synced["seconds"]  # TMA's pass: fewer instructions, faster
-    assert innermost_mma_loop([(0, 0, None, 0, True), (1, 8, None), (2, 0, 0, 0, False)])["loop_barriers"] == 1
-    assert "loop_barriers" not in innermost_mma_loop([(0, 0, None, 0, True), (1, 8, None), (2, 0, 1)])
+    # (position, FLOPs, branch target, shared bytes, warps a barrier waits for: 0 the whole workgroup)
+    loop = innermost_mma_loop([(0, 0, None, 0, 0), (1, 8, None), (2, 0, None, 0, None), (3, 0, 0, 0, None)])
+    assert (loop["loop_barriers"], loop["loop_barrier_warps"]) == (1, 0)
+    assert "loop_barriers" not in innermost_mma_loop([(0, 0, None, 0, 0), (1, 8, None), (2, 0, 1)])
+    # two partitions of one warpgroup each, each syncing itself (BAR.SYNC 0x0, 0x80): they take turns at the
+    # tensor cores, one issuing its other instructions while the other's MMAs run
+    turns = pass_of(92, 1, warps=4)
+    assert turns["mma_issue_factor"] == pytest.approx(max(1, (1 + 92 * 8 / 4 / clock / mma_s) / 2))
+    assert turns["seconds"] < synced["seconds"]
+
+
+def test_a_barrier_says_how_many_warps_it_waits_for_and_a_branch_back_is_a_loop_only_when_conditional():
+    from vendor_nvidia.plugin import barrier_warps
+
+    assert barrier_warps(".SYNC.DEFER_BLOCKING", " 0x0, 0x80") == 4  # a Gluon partition of one warpgroup
+    assert barrier_warps(".SYNC.DEFER_BLOCKING", " 0x0") == 0  # the whole CTA
+    assert barrier_warps(".SYNC", " 0x1, R3") == 0  # a count in a register: taken as the whole CTA
+    assert barrier_warps(".ARV", " 0x1, 0x100") is None  # an arrival waits for nothing
+    # an mbarrier wait's retry, placed after the kernel's exit, jumps back into the code it left without a
+    # condition: with it read as a loop, the Gluon attention's "main loop" was a span holding 8 of a pass's 12
+    # MMAs (sm_90, D = 64, 128 x 128 tiles on two consumer warpgroups)
+    mix = compile_for("attention", "nvidia:sm_90", {"B": 4, "H": 28, "H_KV": 28, "S": 2560, "D": 64}, "bfloat16",
+                      {"BLOCK_M": 128, "BLOCK_N": 128, "GLUON": 1, "TMA": 1, "num_warps": 4, "num_stages": 2})
+    mix = mix["instructions"]
+    # a pass: Q K^T (64 x 128 x 64, 4 wgmma) and P V (64 x 64 x 128, 8 wgmma) of one consumer
+    assert mix["loop_mmas"] == 12 and mix["loop_mma_flops"] == 2 * (2 * 64 * 128 * 64)
+    assert mix["loop_barrier_warps"] == 4  # each consumer syncs itself: the two take turns
 
 
 def test_a_tile_waits_for_its_first_loads_unless_producer_warps_or_another_program_fill_the_gap():

@@ -118,7 +118,7 @@ def gcn_mix(asm: str) -> dict:
         shape = _MFMA_SHAPE.search(op) if kind == "mma" else None
         flops = 2 * int(shape.group(1)) * int(shape.group(2)) * int(shape.group(3)) if shape else 0
         branch = operands.split()[0] if op.startswith(("s_cbranch", "s_branch")) and operands.split() else None
-        code.append((mix["total"] - 1, flops, branch, kind == "barrier"))
+        code.append((mix["total"] - 1, flops, branch, 0 if kind == "barrier" else None))  # s_barrier: the workgroup
     phases.close()
     code = [(position, flops, labels.get(branch) if branch else None, 0, barrier)
             for position, flops, branch, barrier in code]

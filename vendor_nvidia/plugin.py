@@ -71,7 +71,7 @@ WARPGROUP_MMA = {"HGMMA", "QGMMA", "IGMMA", "UTCHMMA", "UTCQMMA"}
 GLOBAL_LOADS = {"LDG", "LDGSTS"}
 _LOAD_WIDTH = re.compile(r"\.(128|64|U16|S16|U8|S8)\b")
 _WIDTH_BYTES = {"128": 16, "64": 8, "U16": 2, "S16": 2, "U8": 1, "S8": 1}
-_SASS_OP = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]+)((?:\.[A-Z0-9_]+)*)([^;]*)")
+_SASS_OP = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?P<guard>@!?U?P\w+\s+)?([A-Z][A-Z0-9_]+)((?:\.[A-Z0-9_]+)*)([^;]*)")
 _MMA_SHAPE = re.compile(r"\.(\d+)x(\d+)x(\d+)")  # a warpgroup MMA's m x n x k: HGMMA.64x256x16.F32.BF16
 _BRANCH_TARGET = re.compile(r"0x([0-9a-f]+)")
 SASS_READER = (__file__, inspect.getfile(LoadPhases))  # the code sass_mix's result depends on
@@ -105,19 +105,29 @@ def wgmma_shared_bytes(op: str, shape, operands: str) -> int:
     return 32 * n + (0 if a_in_registers else 32 * m)
 
 
+def barrier_warps(modifiers: str, operands: str) -> int | None:
+    """The warps a BAR instruction waits for: with a thread count (`BAR.SYNC.DEFER_BLOCKING 0x0, 0x80`: 128
+    threads, a Gluon partition of one warpgroup syncing itself) count / 32; without one (`BAR.SYNC 0x0`, or a
+    count in a register) every warp of the CTA: 0. None for an arrival (BAR.ARV), which waits for nothing."""
+    if ".ARV" in modifiers:
+        return None
+    count = [o.strip() for o in operands.split(",")][1:2]
+    return int(count[0], 16) // 32 if count and count[0].startswith("0x") else 0
+
+
 def sass_mix(cubin: bytes) -> dict:
     """Instruction classes counted in the SASS `cuobjdump -sass` prints (static counts), the MMAs
     issued per warpgroup (`mma_warpgroup`), and `global_load_bytes`: the bytes per thread the static
     global loads ask for (LDG/LDGSTS width modifiers; 4 bytes without one), and the most of them
     between two reductions across warps (kt_cli.vendor.LoadPhases: a BAR after SHFLs); and the
     innermost loop holding warpgroup MMAs (kt_cli.vendor.innermost_mma_loop: one pass's instructions,
-    the FLOPs of its MMAs, 2 m n k each from the opcode's shape, and its BAR.SYNC barriers)."""
+    the FLOPs of its MMAs, 2 m n k each from the opcode's shape, and the warps its barriers wait for)."""
     mix = {"total": 0}
     phases = LoadPhases(mix)
     code = []
     for m in _SASS_OP.finditer(_cuobjdump(cubin, "-sass")):
         mix["total"] += 1
-        address, op, modifiers, operands = int(m.group(1), 16), m.group(2), m.group(3), m.group(4)
+        address, op, modifiers, operands = int(m.group(1), 16), m.group(3), m.group(4), m.group(5)
         kind = SASS_CLASSES.get(op)
         if kind:
             mix[kind] = mix.get(kind, 0) + 1
@@ -134,9 +144,11 @@ def sass_mix(cubin: bytes) -> dict:
         elif op in GLOBAL_LOADS:
             width = _LOAD_WIDTH.search(modifiers)
             phases.load(_WIDTH_BYTES[width.group(1)] if width else 4)
-        target = _BRANCH_TARGET.search(operands) if op == "BRA" else None
-        waits = op == "BAR" and ".ARV" not in modifiers  # bar.sync, bar.red: the CTA's (or a named group's) warps meet
-        code.append((address, flops, int(target.group(1), 16) if target else None, shared, waits))
+        # a loop's back edge is conditional; an unconditional branch back is a cold path's return (an mbarrier
+        # wait's retry, placed after the kernel's exit, jumping back into the code it left)
+        target = _BRANCH_TARGET.search(operands) if op == "BRA" and m.group("guard") else None
+        code.append((address, flops, int(target.group(1), 16) if target else None, shared,
+                     barrier_warps(modifiers, operands) if op == "BAR" else None))
     phases.close()
     mix.update(innermost_mma_loop(code))
     if "loop_mma_flops" in mix:

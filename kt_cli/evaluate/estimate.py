@@ -138,13 +138,14 @@ def mma_issue_factor(mix: dict, warps_per_unit: int, unit_rate: float, clock: fl
     - a lone group's chain: it runs the other instructions one dependent instruction after another before it
       issues the next pass; another group's MMAs fill that gap, a lone group's do not. With G groups on a
       unit: (1 + other / mma) / G;
-    - groups in lockstep: where the loop holds a barrier (`loop_barriers`: Triton's pipelined loops sync the
-      whole CTA each pass), the groups reach their MMAs together and their other instructions together, so
-      the unit's schedulers issue every resident warp's other instructions, one a clock each, while no MMA
-      runs: 1 + issue / mma. A Gluon partition syncs only its own warps before every mbarrier arrival
-      (benchmarks/experiments/partition_barriers.py), and two partitions of one group each take turns; they
-      are charged the same: the chain limit, which their turns would leave them, charges an attention's
-      softmax 4 cycles an instruction and ranked them far too slow at D = 64 (docs/costmodel.md). On the
+    - groups in lockstep: where the loop holds a barrier that more than one group waits at (`loop_barriers`,
+      `loop_barrier_warps`: Triton's pipelined loops sync the whole CTA each pass), the groups reach their
+      MMAs together and their other instructions together, so the unit's schedulers issue every resident
+      warp's other instructions, one a clock each, while no MMA runs: 1 + issue / mma;
+    - groups taking turns: where each group syncs alone (a Gluon partition of one warpgroup syncs its own
+      warps before every mbarrier arrival, benchmarks/experiments/partition_barriers.py; two such consumer
+      partitions hand the tensor cores to each other, FlashAttention-3's ping-pong), one group's other
+      instructions issue while another's MMAs run: max(1, issue / mma, (1 + issue / mma) / G). On the
       eight held-out H200/H100 runs' 16 attention and 24 matmul problems (docs/costmodel.md, thirty-first
       session) it took attention's static winner within 10% of the best from 11 problems to 15 and raised
       rho on 11 of them (2 fell), and matmul's rho on 17 (1 fell).
@@ -157,10 +158,12 @@ def mma_issue_factor(mix: dict, warps_per_unit: int, unit_rate: float, clock: fl
     other = instructions - mix.get("loop_mmas", 0)
     groups = max(1, warps_per_unit // group)
     chain = (1.0 + other * _prop(properties, "dependent_issue_cycles") / clock / mma_s) / groups
-    lockstep = 0.0
-    if mix.get("loop_barriers"):
-        lockstep = 1.0 + other * warps_per_unit / _prop(properties, "schedulers_per_unit") / clock / (groups * mma_s)
-    return max(1.0, chain, lockstep)
+    if not mix.get("loop_barriers"):
+        return max(1.0, chain)
+    issue = other * warps_per_unit / _prop(properties, "schedulers_per_unit") / clock / (groups * mma_s)
+    if 0 < mix.get("loop_barrier_warps", 0) <= group and groups >= 2:  # groups that sync alone take turns
+        return max(1.0, issue, (1.0 + issue) / groups)
+    return max(1.0, chain, 1.0 + issue)
 
 
 def l2_lookups(work: Work, properties: dict) -> float:
