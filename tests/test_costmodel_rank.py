@@ -54,7 +54,11 @@ FLOORS = {"rho_median": 0.69, "rho_worst": 0.38, "winner_within_10pct": 0.76, "t
 # medians on s33b 0.80 -> 0.87, s39h 0.82 -> 0.87, s18 0.79 -> 0.83; the estimates of two-warpgroup GEMM and
 # attention configs rose 10-30%, so median errors rose (s28 15% -> 22%, s36e 16% -> 23%), and the uncalibrated
 # matmul searches s14 and s15 lost rho (0.74 -> 0.71, 0.72 -> 0.70) while their ties fell (33 -> 19, 89 -> 51);
-# s34c's attention left the top 8 (docs/costmodel.md).
+# s34c's attention left the top 8. Then the main loop read without NVIDIA's cold-path returns (an mbarrier
+# wait's retry jumping back had been read as a loop holding 8 of a pass's 12 MMAs) and groups that sync alone
+# (Gluon's one-warpgroup partitions) taking turns instead of lockstep: the two runs held out earlier in the
+# session rose (s41i winner 67% -> 78%, top-8 89% -> 100%; s41j winner 67% -> 78%), the stored runs' ties fell
+# (s33b 6 -> 1, s15 89 -> 51), the eleventh held-out run was scored once with it (docs/costmodel.md).
 # Fresh H100 runs scored with the constants `kt devices --calibrate` measured in the same run: the way
 # kt estimates on a calibrated device. s9: random (not searched) points of 12 problems, lstm's a kernel
 # the model was never developed on; s8: the points of measured searches of softmax, matmul and attention.
@@ -113,7 +117,7 @@ FRESH = {
     # rho median 0.75, winner 78%, error 17%, 15 ties
     "s34c": (RESULTS / "rank_fresh_h200_s34c.jsonl", RESULTS / "calibrate_h200_s34c.json", 9,
              {"rho_median": 0.75, "rho_worst": 0.59, "winner_within_10pct": 0.88, "top8_recall": 0.88,
-              "error_median": 0.2, "ties": 11}),
+              "error_median": 0.2, "ties": 12}),
     # held out a fourth time (2026-11-28, twenty-fourth session, results/s34/call4): holdout_*_d.toml, written
     # after the session's last model change and before anything was measured on them, H200, calibrated in the
     # same call; scored once. The session's starting model: rho median 0.89, worst 0.62, winner 89%, error
@@ -158,10 +162,17 @@ FRESH = {
     # once. The model before the change on the same points: s41i rho median 0.82, worst 0.57, winner 56%,
     # top-8 89%, error 15%, 41 ties; s41j 0.87, 0.56, 67%, 89%, 16%, 9 ties
     "s41i": (RESULTS / "rank_fresh_h200_s41i.jsonl", RESULTS / "calibrate_h200_s41i.json", 9,
-             {"rho_median": 0.83, "rho_worst": 0.61, "winner_within_10pct": 0.66, "top8_recall": 0.88,
-              "error_median": 0.15, "ties": 43}),
+             {"rho_median": 0.83, "rho_worst": 0.61, "winner_within_10pct": 0.77, "top8_recall": 1.0,
+              "error_median": 0.18, "ties": 41}),
+    # held out an eleventh time (2026-11-29, thirty-first session, results/s41/holdout_k): holdout_*_k.toml, written
+    # after the session's final model change (groups that sync alone take turns; the loop read without cold
+    # paths) and before anything was measured on them; scored once. The session's starting model: rho median
+    # 0.85, worst 0.29, winner 67%, top-8 89%, error 13%, 10 ties; with the lockstep alone: 0.90, 0.29, 67%
+    "s41k": (RESULTS / "rank_fresh_h200_s41k.jsonl", RESULTS / "calibrate_h200_s41k.json", 9,
+             {"rho_median": 0.9, "rho_worst": 0.28, "winner_within_10pct": 0.77, "top8_recall": 0.88,
+              "error_median": 0.16, "ties": 9}),
     "s41j": (RESULTS / "rank_fresh_h200_s41j.jsonl", RESULTS / "calibrate_h200_s41j.json", 9,
-             {"rho_median": 0.89, "rho_worst": 0.56, "winner_within_10pct": 0.66, "top8_recall": 0.88,
+             {"rho_median": 0.89, "rho_worst": 0.56, "winner_within_10pct": 0.77, "top8_recall": 0.88,
               "error_median": 0.17, "ties": 10}),
     # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
     # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
@@ -217,7 +228,12 @@ def test_the_model_ranks_a_fresh_calibrated_run_at_least_as_well_as_today(run, m
 # session, kt_cli/evaluate/estimate.tile_fill) s36g's attention B32 H16 S512 D64 loses its best, 256 x 64
 # tiles on 8 warps estimated 1.54x the favourite, in 0.6% and 0.06% of orders (a config 1.03x the best kept):
 # 1024 short programs, each charged a loaded L2 round trip before its first MMA.
-KNOWN_LOSSES = {"s36g": (0.006, 0.001)}
+# s41k (eleventh held-out run, 2026-11-29) loses two: its softmax 3584 x 24064's best, 8192-wide blocks walking
+# each row on 16 warps, estimated 2.8x the favourite by its L2 term (the looped softmax's known bias, as much
+# with the model before this session), in 97% of orders (a config 1.06x the best kept); and since groups that
+# sync alone take turns (the thirty-first session), its causal GQA attention D64's best, Triton's 64 x 64 tile,
+# estimated 1.67x the Gluon ping-pong config that measured 1.02x it, in 59% of orders (1.023x kept).
+KNOWN_LOSSES = {"s36g": (0.006, 0.001), "s41k": (0.16, 0.18)}
 
 
 def test_a_looped_row_kernel_bound_by_its_issue_term_is_estimated_from_above_and_never_pruned(monkeypatch):
