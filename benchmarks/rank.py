@@ -69,9 +69,10 @@ def estimate(record: dict) -> dict:
 
 def loop_barriers(mix: dict) -> dict:
     """A stored point's instruction mix, with `loop_barriers` where it was read before kt counted a main loop's
-    barriers: 1 wherever a loop holds MMAs. Every such loop of kt's kernels holds a barrier that all the warps
-    issuing it wait at: today's compiles of all 1875 stored MMA points (Triton's pipelined loops sync the CTA;
-    Gluon's partitions sync before every mbarrier arrival, benchmarks/experiments/partition_barriers.py)."""
+    barriers (points of kernel code changed since, which rank_dataset.py --refresh keeps as stored): one, waited
+    at by the whole workgroup, wherever a loop holds MMAs. Every such loop of today's compiles of all 1875
+    stored MMA points holds a barrier, the whole CTA's in Triton's kernels; only the Gluon attention's two
+    consumer partitions of one warpgroup each (the thirtieth session's turns, measured since) sync alone."""
     if mix.get("loop_mma_flops") and "loop_barriers" not in mix:
         return {**mix, "loop_barriers": 1}
     return mix

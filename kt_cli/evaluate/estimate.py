@@ -145,12 +145,12 @@ def mma_issue_factor(mix: dict, warps_per_unit: int, unit_rate: float, clock: fl
     - groups taking turns: where each group syncs alone (a Gluon partition of one warpgroup syncs its own
       warps before every mbarrier arrival, benchmarks/experiments/partition_barriers.py; two such consumer
       partitions hand the tensor cores to each other, FlashAttention-3's ping-pong), one group's other
-      instructions issue while another's MMAs run: max(1, issue / mma, (1 + issue / mma) / G). On the
-      eight held-out H200/H100 runs' 16 attention and 24 matmul problems (docs/costmodel.md, thirty-first
-      session) it took attention's static winner within 10% of the best from 11 problems to 15 and raised
-      rho on 11 of them (2 fell), and matmul's rho on 17 (1 fell).
+      instructions issue while another's MMAs run: max(1, issue / mma, (1 + issue / mma) / G).
 
-    1 where the compiled code shows no such loop."""
+    The lockstep limit took attention's static winner within 10% of the best from 11 of the eight held-out
+    H200/H100 runs' 16 attention problems to 15 and raised matmul's rho on 17 of 24; with turns, the
+    eleventh held-out run's attention picks came within 2% of the best (docs/costmodel.md, thirty-first
+    session). 1 where the compiled code shows no such loop."""
     flops, instructions, group = mix.get("loop_mma_flops"), mix.get("loop_instructions"), mix.get("mma_group_warps")
     if not (flops and instructions and group):
         return 1.0
