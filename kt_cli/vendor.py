@@ -236,9 +236,9 @@ def innermost_mma_loop(code: list) -> dict:
     FLOPs, branch target)`, optionally followed by shared bytes and a barrier's warps: FLOPs that one issue
     of the instruction does (per warpgroup or wave, as the vendor counts them; 0 for anything else), for
     a branch that can close a loop the position it goes to (else None: NVIDIA's unconditional branches back
-    are cold paths' returns, vendor_nvidia.plugin.sass_mix), the bytes of shared memory the MMA reads its operands from (0 where its operands come from
-    registers), and for a barrier warps wait at the warps it waits for (0: the whole workgroup; None: not
-    such a barrier). The loop is the smallest span from a backward branch's target to the branch that holds
+    are cold paths' returns, vendor_nvidia.plugin.sass_mix), the bytes of shared memory the MMA reads its
+    operands from (0 where its operands come from registers), and for a barrier warps wait at the warps it
+    waits for (0: the whole workgroup; None: not such a barrier). The loop is the smallest span from a backward branch's target to the branch that holds
     an MMA: one pass of a kernel's main loop. Returns its `loop_instructions` (every instruction of one
     pass), `loop_mmas` and `loop_mma_flops` (one pass's MMA instructions and their FLOPs), where its MMAs
     read shared memory `loop_mma_shared_bytes`, and where it holds barriers `loop_barriers` (how many) and

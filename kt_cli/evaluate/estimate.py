@@ -133,7 +133,7 @@ def mma_issue_factor(mix: dict, warps_per_unit: int, unit_rate: float, clock: fl
     them are issued too. A group (`mma_group_warps`: an NVIDIA warpgroup, whose MMAs use the whole SM's tensor
     cores; on AMD a wave on each of the CU's SIMDs) issues one pass of its main loop's MMAs (`loop_mma_flops`,
     the group's, vendor.innermost_mma_loop) at the unit's rate, and the pass's other instructions (barrier
-    waits, addresses, the hand-off of the next stage, an attention's softmax). Two limits, the larger holds:
+    waits, addresses, the hand-off of the next stage, an attention's softmax). The largest of its limits holds:
 
     - a lone group's chain: it runs the other instructions one dependent instruction after another before it
       issues the next pass; another group's MMAs fill that gap, a lone group's do not. With G groups on a
