@@ -238,13 +238,13 @@ def innermost_mma_loop(code: list) -> dict:
     a branch that can close a loop the position it goes to (else None: NVIDIA's unconditional branches back
     are cold paths' returns, vendor_nvidia.plugin.sass_mix), the bytes of shared memory the MMA reads its
     operands from (0 where its operands come from registers), and for a barrier warps wait at the warps it
-    waits for (0: the whole workgroup; None: not such a barrier). The loop is the smallest span from a backward branch's target to the branch that holds
-    an MMA: one pass of a kernel's main loop. Returns its `loop_instructions` (every instruction of one
-    pass), `loop_mmas` and `loop_mma_flops` (one pass's MMA instructions and their FLOPs), where its MMAs
-    read shared memory `loop_mma_shared_bytes`, and where it holds barriers `loop_barriers` (how many) and
-    `loop_barrier_warps` (the warps the widest waits for, 0: the whole workgroup); or {} when no loop holds
-    an MMA (the cost model's MMA issue and shared-memory terms, kt_cli.evaluate.estimate, then leave the
-    kernel as it is)."""
+    waits for (0: the whole workgroup; None: not such a barrier). The loop is the smallest span from a
+    backward branch's target to the branch that holds an MMA: one pass of a kernel's main loop. Returns its
+    `loop_instructions` (every instruction of one pass), `loop_mmas` and `loop_mma_flops` (one pass's MMA
+    instructions and their FLOPs), where its MMAs read shared memory `loop_mma_shared_bytes`, and where it
+    holds barriers `loop_barriers` (how many) and `loop_barrier_warps` (the warps the widest waits for, 0:
+    the whole workgroup); or {} when no loop holds an MMA (the cost model's MMA issue and shared-memory
+    terms, kt_cli.evaluate.estimate, then leave the kernel as it is)."""
     best: tuple | None = None
     for end, (position, _, target, *_) in enumerate(code):
         if target is None or target >= position:
