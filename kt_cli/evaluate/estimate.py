@@ -111,6 +111,17 @@ def load_passes(work: Work, resources, programs: int, mix: dict) -> float:
     return max(1.0, work.requested_bytes / programs / static)
 
 
+def loads_again(work: Work, resources, programs: int, mix: dict) -> bool:
+    """Whether a program issues its static loads more than once: the bytes it loads (those it requests less
+    the outputs it writes) exceed what its load instructions ask for once (a row longer than its block, the
+    rows of a persistent program). Kernels with MMAs: no (load_passes)."""
+    static = mix.get("global_load_bytes", 0) * max(1, resources.threads)
+    if not static or mix.get("mma"):
+        return False
+    loaded = work.requested_bytes - min(work.written_bytes, work.unique_bytes)
+    return loaded / programs > 1.01 * static
+
+
 def mma_fraction(mix: dict, properties: dict) -> float | None:
     """Fraction of the dtype's tensor peak the compiled MMAs reach, None when there are none."""
     if mix.get("mma_warpgroup"):
@@ -306,10 +317,11 @@ def shared_memory_time(work: Work, programs: int, mix: dict, properties: dict) -
 
 
 def memory_times(work: Work, peaks: dict, properties: dict, resources, programs: int, resident: int,
-                 in_flight: float, own_loads: float, mix: dict) -> tuple[float, float]:
-    """The busiest unit's DRAM and L2 times (module docstring). Loads wait for their data: they move at most
-    the bytes in flight per latency (Little's law). Stores are posted (nothing waits on them): the outputs
-    written take only their share of the bandwidth."""
+                 in_flight: float, own_loads: float, mix: dict) -> tuple[float, float, set]:
+    """The busiest unit's DRAM and L2 times (module docstring), and which of them ("dram_s", "l2_s") their
+    bytes in flight hold below the unit's share of the bandwidth. Loads wait for their data: they move at
+    most the bytes in flight per latency, the program's own instructions added to it (Little's law). Stores
+    are posted (nothing waits on them): the outputs written take only their share of the bandwidth."""
     units = max(1, int(properties.get("units", 1)))
     per_unit, active = math.ceil(programs / units), min(programs, units)
     dram_bw = peaks.get("dram_bytes_per_s", 1e12) * _prop(properties, "dram_attainable")
@@ -323,7 +335,9 @@ def memory_times(work: Work, peaks: dict, properties: dict, resources, programs:
                                     _prop(properties, "dram_knee")) / programs
     lookups = l2_lookups(work, properties)
     l2_s = per_unit * memory_term(lookups - written, lookups, l2_rate, l2_bw / active, math.inf) / programs  # sharp
-    return dram_s, l2_s
+    in_flight_bound = {name for name, rate, bw in (("dram_s", dram_rate, dram_bw), ("l2_s", l2_rate, l2_bw))
+                       if rate < bw / active}
+    return dram_s, l2_s, in_flight_bound
 
 
 def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, resources, programs: int,
@@ -346,7 +360,8 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
     passes = load_passes(work, resources, programs, mix)
     issue_s = per_unit * instructions * passes * warps / (schedulers * clock)
 
-    dram_s, l2_s = memory_times(work, peaks, properties, resources, programs, resident, in_flight, own_loads, mix)
+    dram_s, l2_s, in_flight_bound = memory_times(work, peaks, properties, resources, programs, resident, in_flight,
+                                                 own_loads, mix)
 
     fraction = mma_fraction(mix, properties)
     peak = compute_peak(peaks, dtype, fraction)
@@ -375,8 +390,11 @@ def estimate_seconds(work: Work, dtype: str, peaks: dict, properties: dict, reso
         "tile_fill_s": fill_s,  # part of math_s
         "wave_efficiency": programs / (per_unit * units),
         # a program that runs through its loads several times is charged all its static instructions a pass
-        # (only its loop bodies repeat): where that term bounds the time, the estimate is an upper bound
-        "upper_bound": bound == "issue_s" and passes > 1,
+        # (only its loop bodies repeat), in its issue term and, as the time that holds its loads out of flight,
+        # in a memory term its bytes in flight bound: where such a term bounds the time, the estimate is an
+        # upper bound
+        "upper_bound": (bound == "issue_s" and passes > 1) or (bound in in_flight_bound and
+                                                               loads_again(work, resources, programs, mix)),
     }
 
 

@@ -22,7 +22,9 @@ def pruned_at(estimate_s: float | None, fastest_estimate_s: float | None, timed:
     `upper_bound`). Upper bounds: on the stored runs (benchmarks/rank.py --prune) the looped 4096-wide
     softmax that measured fastest at 3072 x 20480 (H200, held out) was estimated 1.9x the model's
     favourite, its issue term counting every static instruction once a pass through its row, and the
-    rule lost it in 62% of the orders replayed with 8 candidates waiting (the best kept 1.19x slower)."""
+    rule lost it in 62% of the orders replayed with 8 candidates waiting (the best kept 1.19x slower); the
+    looped 8192-wide softmax that measured fastest at 3584 x 24064 (H200, held out again) was estimated 2.8x
+    by its L2 term, whose loads the same count holds out of flight, and lost in 97% (1.06x kept)."""
     over = over_fastest(estimate_s, fastest_estimate_s)
     if not ratio or timed < after or not over or upper_bound:
         return None
