@@ -101,25 +101,28 @@ def bytes_in_flight(resources, mix: dict, stages: float = 0.0) -> float:
     return float(loads or 16 * threads)  # no mix read: one 16-byte load a thread
 
 
-def load_passes(work: Work, resources, programs: int, mix: dict) -> float:
-    """How many times a program runs through its static loads: the bytes it requests over the bytes its
-    load instructions ask for once (a loop over a long row runs its body many times). Kernels with MMAs
-    spend their loop on few instructions per byte (the MMA does the work): counted once."""
+def static_passes(bytes_: float, resources, programs: int, mix: dict) -> float:
+    """A program's share of `bytes_` over the bytes its static load instructions ask for once: how many times
+    it runs through them (a loop over a long row runs its body many times). Kernels with MMAs spend their loop
+    on few instructions per byte (the MMA does the work), and a program whose loads were not read: 1."""
     static = mix.get("global_load_bytes", 0) * max(1, resources.threads)
     if not static or mix.get("mma"):
         return 1.0
-    return max(1.0, work.requested_bytes / programs / static)
+    return bytes_ / programs / static
+
+
+def load_passes(work: Work, resources, programs: int, mix: dict) -> float:
+    """How many times a program runs through its static loads as its issue term counts them: the bytes it
+    requests (the outputs' stores among them) over what its load instructions ask for once, at least 1."""
+    return max(1.0, static_passes(work.requested_bytes, resources, programs, mix))
 
 
 def loads_again(work: Work, resources, programs: int, mix: dict) -> bool:
     """Whether a program issues its static loads more than once: the bytes it loads (those it requests less
     the outputs it writes) exceed what its load instructions ask for once (a row longer than its block, the
-    rows of a persistent program). Kernels with MMAs: no (load_passes)."""
-    static = mix.get("global_load_bytes", 0) * max(1, resources.threads)
-    if not static or mix.get("mma"):
-        return False
+    rows of a persistent program). Kernels with MMAs: no."""
     loaded = work.requested_bytes - min(work.written_bytes, work.unique_bytes)
-    return loaded / programs > 1.01 * static
+    return static_passes(loaded, resources, programs, mix) > 1.01
 
 
 def mma_fraction(mix: dict, properties: dict) -> float | None:
