@@ -63,8 +63,11 @@ def estimate(record: dict) -> dict:
     if "load_warps" not in work:
         work["load_warps"] = declared(record, "load_warps")
     work = Work(**work)
-    return estimate_seconds(work, record["dtype"], peaks, target.properties, Resources(**f["resources"]),
-                            f["programs"], f["launches"], loop_barriers(f["instructions"]))
+    # the resources of the binary the GPU ran where the run kept them (rank_dataset.py): its host's Triton
+    # may allocate registers, and so fit programs on a unit, otherwise than today's cross-compile here
+    resources = Resources(**record.get("device_resources", f["resources"]))
+    return estimate_seconds(work, record["dtype"], peaks, target.properties, resources, f["programs"], f["launches"],
+                            loop_barriers(f["instructions"]))
 
 
 def loop_barriers(mix: dict) -> dict:

@@ -7,11 +7,14 @@ point today (cross-compiled for the device's target: resources, programs, launch
     python benchmarks/rank_dataset.py --refresh FRESH.jsonl  # the same points, today's features (of unchanged kernels)
     python benchmarks/rank_dataset.py --refresh FRESH.jsonl --only mma  # only the points with MMAs (no-mma: without)
 
-The measured times are what the GPU said; the features come from compiling today's kernel source, so a
-point the current source no longer accepts is left out (and counted). Runs made since the twenty-sixth
-session also keep the resources of the binary the GPU ran (`device_resources`): the GPU host's Triton may
-allocate registers otherwise than this machine's (softmax 3072x20480, 4096-wide blocks on 4 warps: 119
-registers a thread under Triton 3.6 on an H200, 90 under 3.9 here), which the features do not show.
+The measured times are what the GPU said. Runs made since the thirty-second session keep every feature
+the cost model read from the binary the GPU timed (`features_from: device`): those are the point's
+features, and --refresh keeps them. For older runs the features come from compiling today's kernel
+source here, so a point the current source no longer accepts is left out (and counted); runs made since
+the twenty-sixth session also keep the resources of the binary the GPU ran (`device_resources`, which
+benchmarks/rank.py scores with): the GPU host's Triton may allocate registers otherwise than this
+machine's (softmax 3072x20480, 4096-wide blocks on 4 warps: 119 registers a thread under Triton 3.6 on an
+H200, 90 under 3.9 here; 43-67% of the row kernels' points of four held-out runs differ).
 benchmarks/rank.py holds the cost model against this file; tests/test_costmodel_rank.py does so in CI.
 """
 
@@ -81,7 +84,8 @@ def measured_trials(runs: str = "bench_*.json") -> list[dict]:
                     out.append({"run": Path(path).name, "date": env["date"], "device": env["device"], "target": env["target"],
                                 "recipe": kernel["recipe"], "dtype": kernel.get("dtype"), "shape": t["shape"],
                                 "params": t["params"], "measured_s": t["value"],
-                                **({"device_resources": t["resources"]} if t.get("resources") else {})})
+                                **({"device_resources": t["resources"]} if t.get("resources") else {}),
+                                **({"device_features": t["features"]} if t.get("features") else {})})
     if stale:
         print(f"left out, measured on kernel code changed since: {stale}", file=sys.stderr)
     return out
@@ -98,7 +102,13 @@ def current_code(records: list[dict]) -> list[bool]:
 
 
 def features(record: dict) -> dict:
-    """The static features of one point for its device's target, or the reason there are none."""
+    """The static features of one point for its device's target, or the reason there are none: those the
+    measuring run read from the binary it timed (`device_features`, runs since the thirty-second session), else
+    those of today's cross-compile here."""
+    if record.get("device_features"):
+        kernel = tomllib.loads(recipe_path(record["recipe"]).read_text())["kernel"]["name"]
+        rest = {k: v for k, v in record.items() if k != "device_features"}
+        return {**rest, "kernel": kernel, "features": record["device_features"], "features_from": "device"}
     from kt_cli import plugins
     from kt_cli.evaluate.requests import compile_candidate
     from kt_cli.recipe.parse import load_recipe
@@ -137,7 +147,9 @@ def main() -> None:
         stored = [json.loads(line) for line in Path(args.refresh).read_text().splitlines()]
         has_mma = [bool(r.get("features", {}).get("instructions", {}).get("mma")) for r in stored]
         today = current_code(stored)
-        again = [(args.only is None or (mma == (args.only == "mma"))) and fresh for mma, fresh in zip(has_mma, today)]
+        # features read from the binary the GPU timed describe it as no cross-compile here can: kept
+        again = [(args.only is None or (mma == (args.only == "mma"))) and fresh and r.get("features_from") != "device"
+                 for r, mma, fresh in zip(stored, has_mma, today)]
         if not all(today):
             print(f"kept as stored: {today.count(False)} points measured on kernel code changed since (today's "
                   "features would describe another kernel than the one measured)", file=sys.stderr)

@@ -79,16 +79,18 @@ def tune_recipe(name: str, trials: int, out: Path, profile: int = 0, sampler: st
 
 
 def trial_summary(path: Path) -> list[dict]:
-    """Every measured trial of the artifact, compact: what the search tried and what each gave, and the
+    """Every measured trial of the artifact, compact: what the search tried and what each gave, the
     resources of the binary that ran (registers, shared memory, residency: the GPU host's compiler's, which
-    benchmarks/rank_dataset.py's cross-compile with another Triton may not reproduce)."""
+    benchmarks/rank_dataset.py's cross-compile with another Triton may not reproduce) and, for a trial timed,
+    every static feature the cost model read from that binary (kt_cli.evaluate.evaluator.static_features)."""
     out = []
     for line in (path / "trials.jsonl").read_text().splitlines():
         t = json.loads(line)
         if t.get("mode") == "measured":
             out.append({"shape": t["shape"], "params": t["params"], "kind": t["failure_kind"], "value": t.get("value"),
                         "seconds": t.get("seconds"), "message": (t.get("message") or "")[:160],
-                        "resources": t.get("resources")})
+                        "resources": t.get("resources"),
+                        **({"features": t["stats"]["features"]} if (t.get("stats") or {}).get("features") else {})})
     return out
 
 

@@ -63,6 +63,50 @@ def test_the_binary_that_ran_keeps_its_resources_into_the_ranking_dataset(tmp_pa
     assert record["device_resources"] == ran and record["measured_s"] == 7.5e-5
 
 
+def test_the_features_read_from_the_binary_timed_are_the_datasets_features_and_a_refresh_keeps_them(tmp_path,
+                                                                                                    monkeypatch):
+    # a measured trial keeps every feature the cost model read from the binary the GPU then ran: the ranking
+    # dataset holds the model against those, compiles nothing for the point, and --refresh leaves them as read
+    import json
+    import sys
+
+    import rank_dataset
+
+    timed = {"resources": {"registers": 80, "programs_per_unit": 3}, "programs": 10240, "launches": 1,
+             "instructions": {"total": 416, "global_load_bytes": 288}, "work": {"flops": 1.0}}
+    art = tmp_path / "art"
+    art.mkdir()
+    trial = {"mode": "measured", "shape": {"M": 20480, "N": 5632}, "params": {"BLOCK_N": 8192}, "failure_kind": "ok",
+             "value": 2e-4, "seconds": 0.4, "message": "", "resources": timed["resources"],
+             "stats": {"median": 2e-4, "features": timed}}
+    raced = {**trial, "params": {"BLOCK_N": 4096}, "failure_kind": "raced_out", "value": None, "stats": {}}
+    (art / "trials.jsonl").write_text(json.dumps(trial) + "\n" + json.dumps(raced) + "\n")
+    summaries = run.trial_summary(art)
+    assert summaries[0]["features"] == timed and "features" not in summaries[1]
+    results = tmp_path / "benchmarks" / "results"
+    results.mkdir(parents=True)
+    (results / "bench_x.json").write_text(json.dumps({
+        "environment": {"date": "2026-11-29T12:00:00", "device": "NVIDIA H200", "target": "nvidia:sm_90"},
+        "kernels": [{"recipe": "layernorm", "dtype": "bfloat16", "trials": summaries}]}))
+    monkeypatch.setattr(rank_dataset, "same_code_as_today", lambda recipe, date: True)
+    monkeypatch.setattr(rank_dataset, "ProcessPoolExecutor", _InProcess)
+    monkeypatch.setattr(rank_dataset, "recipe_path", lambda name: ROOT / "recipes" / f"{name}.toml")
+    compiled = []
+    real_compile = rank_dataset.features
+    monkeypatch.setattr(rank_dataset, "features", lambda r: compiled.append(r) or real_compile(r))
+    monkeypatch.setattr(rank_dataset, "ROOT", tmp_path)
+    out = tmp_path / "fresh.jsonl"
+    monkeypatch.setattr(sys, "argv", ["rank_dataset.py", "--runs", "bench_x.json", "--out", str(out)])
+    rank_dataset.main()
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["features"] == timed and record["features_from"] == "device" and record["kernel"] == "layernorm"
+    assert "device_features" not in record  # held once
+    compiled.clear()
+    monkeypatch.setattr(sys, "argv", ["rank_dataset.py", "--refresh", str(out)])
+    rank_dataset.main()
+    assert not compiled and json.loads(out.read_text())["features"] == timed
+
+
 def test_refreshing_a_dataset_keeps_the_features_of_kernels_changed_since_their_measurement(tmp_path, monkeypatch):
     # rank_dataset.py --refresh recompiles stored points with today's reader; a point whose kernel module changed
     # since it was measured keeps its stored features (today's would describe another kernel than the one timed:

@@ -37,6 +37,9 @@ def test_measured_tune_verifies_and_times_candidate_and_baseline_alike(fake_devi
     assert stats["speedup"] == pytest.approx(stats["baseline"]["median"] / stats["median"])
     assert stats["device_state"]["before"]["temperature_c"] == 40 and stats["throttled"] is False
     assert "check_speedup" in stats and len(stats["check_block_ratios"]) == 5  # kt check's protocol, at tune time
+    # what the cost model read from the binary timed, kept beside its time (benchmarks/rank_dataset.py)
+    features = stats["features"]
+    assert features["resources"] == entry["resources"] and features["programs"] >= 1 and features["work"]["flops"] > 0
     assert entry["verification"]["shapes"][0] == {"N": 4096}  # verified at the tuned problem itself
     assert "measured" in result.output and "(est)" not in result.output
 

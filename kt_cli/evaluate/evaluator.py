@@ -453,8 +453,18 @@ class Evaluator:
                 "stats": {**stats, "timer": out["timer"], "speedup": speedup,
                           "device": plan.device.name,  # what observe() matches in other processes
                           "estimate": compiled.get("estimate", {}),
+                          "features": static_features(compiled),
                           "throttled": throttled(stats.get("device_state", {}))},
                 "verification": verification}
+
+
+def static_features(compiled: dict) -> dict:
+    """What the cost model read from the binary the device then ran (its resources, programs, launches,
+    instruction mix and the kernel's work): kept with the measured time, so that benchmarks/rank_dataset.py
+    holds the model against the features of the very binary timed. Cross-compiled again later, on another
+    host's Triton, a point can compile otherwise (an H200's Triton 3.6 gave 80 registers a thread where 3.9
+    gives 63 for a layernorm config, three programs a unit instead of four)."""
+    return {k: compiled[k] for k in ("resources", "programs", "launches", "instructions", "work") if k in compiled}
 
 
 def device_model(result: TrialResult) -> str | None:
