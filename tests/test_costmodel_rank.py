@@ -171,6 +171,14 @@ FRESH = {
     "s41k": (RESULTS / "rank_fresh_h200_s41k.jsonl", RESULTS / "calibrate_h200_s41k.json", 9,
              {"rho_median": 0.89, "rho_worst": 0.27, "winner_within_10pct": 0.77, "top8_recall": 0.88,
               "error_median": 0.16, "ties": 5}),
+    # held out a twelfth time (2026-11-29, thirty-second session, results/s42/holdout_l): holdout_*_l.toml, written
+    # before anything was measured on them, H200, calibrated in the same call; the first run whose trials kept every
+    # feature the model read from the binary the GPU timed (the dataset's `features_from: device`); scored once.
+    # Its worst problem is again a long-row softmax (2560 x 18944, rho 0.09: looped 4096-wide blocks measured
+    # fastest, estimated as an upper bound)
+    "s42l": (RESULTS / "rank_fresh_h200_s42l.jsonl", RESULTS / "calibrate_h200_s42l.json", 9,
+             {"rho_median": 0.84, "rho_worst": 0.09, "winner_within_10pct": 0.88, "top8_recall": 0.77,
+              "error_median": 0.18, "ties": 4}),
     "s41j": (RESULTS / "rank_fresh_h200_s41j.jsonl", RESULTS / "calibrate_h200_s41j.json", 9,
              {"rho_median": 0.89, "rho_worst": 0.54, "winner_within_10pct": 0.77, "top8_recall": 0.88,
               "error_median": 0.17, "ties": 9}),
