@@ -32,6 +32,19 @@ def time_ms(fn, reps: int = 5, warmups: int = 1) -> float:
     return sorted(times)[len(times) // 2]
 
 
+def profiled_once(fn) -> None:
+    """Compile and run `fn` once, then run it once more between cudaProfilerStart and Stop: the launch
+    `ncu --profile-from-start off` reads."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
+
+
 def template(name: str):
     """The kernel module of kt's library kernel `name` (plugins/kt_templates/kernels)."""
     sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]

@@ -102,7 +102,7 @@ def launcher(name, params, shape, units, l2_bytes):
 def run(profile: bool, json_path: str | None, kernel: str = "matmul"):
     import torch
 
-    from common import time_ms
+    from common import profiled_once, time_ms
 
     props = torch.cuda.get_device_properties(0)
     units, l2 = props.multi_processor_count, props.L2_cache_size
@@ -111,13 +111,8 @@ def run(profile: bool, json_path: str | None, kernel: str = "matmul"):
         row = {"index": index, "name": name, "params": params, "shape": shape}
         try:
             fn, moved = launcher(name, params, shape, units, l2)
-            fn()
-            torch.cuda.synchronize()
             if profile:
-                torch.cuda.cudart().cudaProfilerStart()
-                fn()
-                torch.cuda.synchronize()
-                torch.cuda.cudart().cudaProfilerStop()
+                profiled_once(fn)
             else:
                 row["ms"] = time_ms(fn, reps=20, warmups=3)
                 row["bytes"] = moved

@@ -38,20 +38,15 @@ def launcher(case):
 def run(profile: bool, json_path: str | None):
     import torch
 
-    from common import bench
+    from common import bench, profiled_once
 
     rows = []
     for index, case in enumerate(json.loads(CONFIGS.read_text())):
         row = {"index": index, **case}
         try:
             fn = launcher(case)
-            fn()
-            torch.cuda.synchronize()
             if profile:
-                torch.cuda.cudart().cudaProfilerStart()
-                fn()
-                torch.cuda.synchronize()
-                torch.cuda.cudart().cudaProfilerStop()
+                profiled_once(fn)
             else:
                 row["ms"] = bench(fn, rep=200)
         except Exception as exc:  # an experiment: a config this Triton refuses is reported, not fatal
