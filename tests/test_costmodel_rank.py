@@ -179,6 +179,13 @@ FRESH = {
     "s42l": (RESULTS / "rank_fresh_h200_s42l.jsonl", RESULTS / "calibrate_h200_s42l.json", 9,
              {"rho_median": 0.84, "rho_worst": 0.09, "winner_within_10pct": 0.88, "top8_recall": 0.77,
               "error_median": 0.18, "ties": 4}),
+    # held out a thirteenth time (2026-11-29, thirty-second session, results/s42/holdout_m): holdout_*_m.toml,
+    # six library kernels (rmsnorm and gemv besides the four held out before), written after s42l was scored and
+    # before anything was measured on them, H200, calibrated in the same call, the binaries' own features; scored
+    # once. gemv's configs lie within 3% of each other for most points (their rho is the timing's noise)
+    "s42m": (RESULTS / "rank_fresh_h200_s42m.jsonl", RESULTS / "calibrate_h200_s42m.json", 13,
+             {"rho_median": 0.85, "rho_worst": 0.14, "winner_within_10pct": 0.84, "top8_recall": 1.0,
+              "error_median": 0.16, "ties": 19}),
     "s41j": (RESULTS / "rank_fresh_h200_s41j.jsonl", RESULTS / "calibrate_h200_s41j.json", 9,
              {"rho_median": 0.89, "rho_worst": 0.54, "winner_within_10pct": 0.77, "top8_recall": 0.88,
               "error_median": 0.17, "ties": 9}),
