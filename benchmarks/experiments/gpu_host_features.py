@@ -82,10 +82,10 @@ def merge(out: Path) -> None:
         for point in read["points"]:
             if "features" in point:
                 record = records[point["i"]]
-                changed += record["features"] != point["features"]
+                changed += record["features"]["resources"]["registers"] != point["features"]["resources"]["registers"]
                 record["features"], record["features_from"] = point["features"], "device"
         path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
-        print(f"{path.name}: {len(read['points'])} read on Triton {read['triton']}, {changed} differ from the cross-compile's")
+        print(f"{path.name}: {len(read['points'])} read on Triton {read['triton']}, {changed} with other registers than the cross-compile's")
 
 
 def main() -> None:
