@@ -9,8 +9,9 @@ point today (cross-compiled for the device's target: resources, programs, launch
 
 The measured times are what the GPU said. Runs made since the thirty-second session keep every feature
 the cost model read from the binary the GPU timed (`features_from: device`): those are the point's
-features, and --refresh keeps them. For older runs the features come from compiling today's kernel
-source here, so a point the current source no longer accepts is left out (and counted); runs made since
+features, and --refresh keeps them; the stored points of older runs were read again on a GPU host with
+their runs' Triton (benchmarks/experiments/gpu_host_features.py), which rebuilds the binaries timed, and
+are marked the same. Otherwise the features come from compiling today's kernel source here, so a point the current source no longer accepts is left out (and counted); runs made since
 the twenty-sixth session also keep the resources of the binary the GPU ran (`device_resources`, which
 benchmarks/rank.py scores with): the GPU host's Triton may allocate registers otherwise than this
 machine's (softmax 3072x20480, 4096-wide blocks on 4 warps: 119 registers a thread under Triton 3.6 on an
