@@ -11,11 +11,12 @@ The measured times are what the GPU said. Runs made since the thirty-second sess
 the cost model read from the binary the GPU timed (`features_from: device`): those are the point's
 features, and --refresh keeps them; the stored points of older runs were read again on a GPU host with
 their runs' Triton (benchmarks/experiments/gpu_host_features.py), which rebuilds the binaries timed, and
-are marked the same. Otherwise the features come from compiling today's kernel source here, so a point the current source no longer accepts is left out (and counted); runs made since
-the twenty-sixth session also keep the resources of the binary the GPU ran (`device_resources`, which
-benchmarks/rank.py scores with): the GPU host's Triton may allocate registers otherwise than this
-machine's (softmax 3072x20480, 4096-wide blocks on 4 warps: 119 registers a thread under Triton 3.6 on an
-H200, 90 under 3.9 here; 43-67% of the row kernels' points of four held-out runs differ).
+are marked the same. Otherwise the features come from compiling today's kernel source here, so a point
+the current source no longer accepts is left out (and counted); runs made since the twenty-sixth session
+also keep the resources of the binary the GPU ran (`device_resources`, which benchmarks/rank.py scores
+with): the GPU host's Triton may allocate registers otherwise than this machine's (softmax 3072x20480,
+4096-wide blocks on 4 warps: 119 registers a thread under Triton 3.6 on an H200, 90 under 3.9 here;
+43-67% of the row kernels' points of four held-out runs differ).
 benchmarks/rank.py holds the cost model against this file; tests/test_costmodel_rank.py does so in CI.
 """
 
@@ -102,6 +103,12 @@ def current_code(records: list[dict]) -> list[bool]:
     return [known[(r["recipe"], r["date"])] for r in records]
 
 
+def measured_point(record: dict) -> dict:
+    """A stored point as measured, without what a read of its binary added (features, kernel, why skipped):
+    what `features` takes to read it again."""
+    return {k: v for k, v in record.items() if k not in ("features", "kernel", "skipped")}
+
+
 def features(record: dict) -> dict:
     """The static features of one point for its device's target, or the reason there are none: those the
     measuring run read from the binary it timed (`device_features`, runs since the thirty-second session), else
@@ -154,8 +161,7 @@ def main() -> None:
         if not all(today):
             print(f"kept as stored: {today.count(False)} points measured on kernel code changed since (today's "
                   "features would describe another kernel than the one measured)", file=sys.stderr)
-        records = [{k: v for k, v in r.items() if k not in ("features", "kernel", "skipped")}
-                   for r, redo in zip(stored, again) if redo]
+        records = [measured_point(r) for r, redo in zip(stored, again) if redo]
     else:
         stored, again, records = [], [], measured_trials(args.runs)
     with ProcessPoolExecutor(args.jobs) as pool:

@@ -40,7 +40,7 @@ def prepare(out: Path) -> None:
     for path in datasets():
         records = [json.loads(line) for line in path.read_text().splitlines()]
         today = rank_dataset.current_code(records)
-        points = [{"i": i, **{k: v for k, v in r.items() if k not in ("features", "kernel", "skipped")}}
+        points = [{"i": i, **rank_dataset.measured_point(r)}
                   for i, (r, current) in enumerate(zip(records, today))
                   if current and r.get("features_from") != "device" and "features" in r]
         (out / path.name).write_text("".join(json.dumps(p) + "\n" for p in points))
