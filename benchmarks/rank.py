@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from collections import defaultdict
@@ -193,45 +194,46 @@ def problem_of(record: dict) -> tuple:
     return record["device"], record["recipe"], record["dtype"], json.dumps(record["shape"], sort_keys=True)
 
 
-def pruning(records: list[dict], ratio: float, after: int, orders: int = 200, waiting: int = 1) -> dict:
-    """Measured tuning with the evaluator's pruning rule (kt_cli/evaluate/pruning.py) replayed on the
-    stored problems in `orders` random orders: the share of device evaluations it saves, how often, and by
-    how much, the best it keeps is slower than the true best, and after what share of the candidates it
-    timed the best (within 1%) was timed. `waiting`: how many compiled candidates wait for the device, the
-    one with the lowest estimate over the fastest so far taken first (kt_cli.evaluate.device_turns); 1:
-    arrival order."""
+def pruning(records: list[dict], margin: float | None = None, orders: int = 200, waiting: int = 1) -> dict:
+    """Measured tuning with the evaluator's pruning rule (kt_cli/evaluate/pruning.py, at `margin` once it
+    has learned; its own MARGIN by default) replayed on the stored problems in `orders` random orders: the
+    share of device evaluations it saves, how often, and by how much, the best it keeps is slower than the
+    true best, and after what share of the candidates it timed the best (within 1%) was timed. `waiting`:
+    how many compiled candidates wait for the device, the one with the lowest estimate over the fastest so
+    far taken first (kt_cli.evaluate.device_turns); 1: arrival order."""
     import random
 
-    from kt_cli.evaluate.pruning import over_fastest, pruned_at
+    from kt_cli.evaluate.pruning import MARGIN, Evidence, over_fastest
 
+    margin = MARGIN if margin is None else margin
     groups = defaultdict(list)
     for r in records:
         model = estimate(r)
-        groups[problem_of(r)].append((model["seconds"], r["measured_s"], model["upper_bound"]))
+        groups[problem_of(r)].append((model, r["measured_s"]))
     rng, saved, runs, lost, worst, until_best = random.Random(0), [], 0, 0, 1.0, []
     for points in (g for g in groups.values() if len(g) >= MIN_POINTS):
         best = min(p[1] for p in points)
         for _ in range(orders):
             order, queue = rng.sample(points, len(points)), []
-            fastest, timed, pruned, found = None, 0, 0, None
+            evidence, timed, pruned, found, kept = Evidence(), 0, 0, None, math.inf
             while order or queue:
                 queue += [order.pop() for _ in range(min(len(order), waiting - len(queue)))]
-                queue.sort(key=lambda p: over_fastest(p[0], fastest and fastest[0]))  # stable: arrival order
-                est, meas, upper_bound = queue.pop(0)
-                if fastest and pruned_at(est, fastest[0], timed, ratio, after, upper_bound) is not None:
+                queue.sort(key=lambda p: over_fastest(p[0]["seconds"], evidence.fastest_estimate))  # stable
+                model, measured = queue.pop(0)
+                if evidence.pruned_at(model, margin) is not None:
                     pruned += 1
                     continue
                 timed += 1
-                if fastest is None or meas < fastest[1]:
-                    fastest = (est, meas)
-                if found is None and meas <= best * 1.01:
+                evidence.add(model, measured, fastest=measured < kept)
+                kept = min(kept, measured)
+                if found is None and measured <= best * 1.01:
                     found = timed
             saved.append(pruned / len(points))
             until_best.append((found or timed) / timed)
             runs += 1
-            lost += fastest[1] > best * 1.01
-            worst = max(worst, fastest[1] / best)
-    return {"ratio": ratio, "after": after, "waiting": waiting, "evaluations_saved": statistics.fmean(saved),
+            lost += kept > best * 1.01
+            worst = max(worst, kept / best)
+    return {"margin": margin, "waiting": waiting, "evaluations_saved": statistics.fmean(saved),
             "runs_missing_best_by_1pct": lost / runs, "worst_kept_vs_best": worst,
             "best_timed_after": statistics.fmean(until_best)}
 
@@ -276,11 +278,11 @@ def main() -> None:
     use_calibrations(args.calibration)
     records = [r for r in load(args.datasets) if args.device in r["device"] and args.recipe in ("", r["recipe"])]
     if args.prune:
-        from kt_cli.evaluate.evaluator import PRUNE_AFTER, PRUNE_RATIO
+        from kt_cli.evaluate.pruning import MARGIN
 
-        for ratio in sorted({1.2, 1.3, PRUNE_RATIO, 2.0}):
+        for margin in sorted({1.1, MARGIN, 1.3, 1.5}):
             for waiting in (1, 8):
-                print(json.dumps(pruning(records, ratio, PRUNE_AFTER, waiting=waiting)))
+                print(json.dumps(pruning(records, margin, waiting=waiting)))
         return
     if args.offsets:
         found = run_offsets(records)

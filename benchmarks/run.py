@@ -198,7 +198,7 @@ def main() -> None:
     if args.no_race:
         evaluator.RACE_MARGIN = None
     if args.no_prune:
-        evaluator.PRUNE_RATIO = 0
+        evaluator.PRUNE_MARGIN = 0
     if args.arrival_order:
         evaluator.ORDER_BY_ESTIMATE = False
     report = {"environment": environment(), "command": " ".join(["python benchmarks/run.py", *sys.argv[1:]]),

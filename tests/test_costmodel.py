@@ -13,7 +13,6 @@ import pytest
 
 from kt_cli import calibration, plugins
 from kt_cli.evaluate.estimate import Work, bytes_in_flight, estimate_seconds
-from kt_cli.evaluate.evaluator import PRUNE_RATIO
 from kt_cli.types import Resources
 from kt_cli.vendor import LoadPhases, innermost_mma_loop
 from tests.helpers import SCALED_ADD, dsl_recipe, kt
@@ -444,7 +443,7 @@ def test_measured_tuning_prunes_candidates_the_model_estimates_far_slower(fake_d
     assert sorted(trials) == blocks
     pruned = [b for b, t in trials.items() if t["failure_kind"] == "pruned"]
     assert pruned == [4096]
-    assert "the cost model estimates" in trials[4096]["message"] and f"pruned above {PRUNE_RATIO:g}x" in trials[4096]["message"]
+    assert "the cost model estimates" in trials[4096]["message"] and "pruned above 1.5x" in trials[4096]["message"]
     assert "1 pruned (predicted far slower by the cost model, not sent to the device)" in result.stdout
     # the sampler learns it: a pruned trial, which TPE ranks below every measured one (a failed trial, which
     # it ignores, would leave it blind to the region the model ruled out)
@@ -461,7 +460,8 @@ def test_candidates_raced_out_at_their_screen_count_toward_pruning(fake_device, 
     # A screen that races a candidate out measured it: pruning starts after PRUNE_AFTER candidates reached
     # the device, as benchmarks/rank.py validated the rule, not after PRUNE_AFTER survived their screens
     # (most are raced out: 83 of 108 on the matmul recipe on an H100, so pruning came late or never).
-    from kt_cli.evaluate.evaluator import PRUNE_AFTER, Evaluator
+    from kt_cli.evaluate.evaluator import Evaluator
+    from kt_cli.evaluate.pruning import EARLY_MARGIN, PRUNE_AFTER
     from kt_cli.kernel import KernelSource
     from kt_cli.recipe.parse import load_recipe
     from kt_cli.search.plan import plan_targets
@@ -478,7 +478,7 @@ def test_candidates_raced_out_at_their_screen_count_toward_pruning(fake_device, 
 
     evaluator = Evaluator(KernelSource(str(tmp_path / "kernel.py"), "dsl", "kernel"), recipe, [], 60)
     try:
-        far_slower = {"seconds": 10 * PRUNE_RATIO * 1e-6}
+        far_slower = {"seconds": 10 * EARLY_MARGIN * 1e-6}
         evaluator.observe(plan, measured(raced_out=False))
         assert not evaluator._predicted_far_slower(key, far_slower)  # one measured: too few to prune
         for _ in range(PRUNE_AFTER - 1):
@@ -557,15 +557,34 @@ def test_the_grid_synchronised_sequence_is_estimated_near_its_measured_time(name
     assert out["estimate"]["bound"] == "sync" and 0.3e-3 < out["estimate"]["seconds"] < 6e-3
 
 
-def test_the_pruning_rule_sends_a_candidate_to_the_device_unless_it_is_estimated_far_slower():
-    """One rule for the evaluator and rank.py's replays (kt_cli/evaluate/pruning.py)."""
-    from kt_cli.evaluate.pruning import pruned_at
+def test_the_pruning_rule_allows_for_the_most_the_model_over_estimated_a_measured_candidate():
+    """One rule for the evaluator and rank.py's replays (kt_cli/evaluate/pruning.py): a candidate is pruned
+    where its estimate, divided by the largest estimate / measured time the problem's measured candidates
+    showed, is still more than the margin over the fastest measured time."""
+    from kt_cli.evaluate.pruning import EARLY_MARGIN, LEARN_AFTER, MARGIN, PRUNE_AFTER, Evidence
 
-    assert pruned_at(3e-3, 1e-3, timed=3, ratio=1.5, after=3) == pytest.approx(3.0)
-    assert pruned_at(1.5e-3, 1e-3, timed=3, ratio=1.5, after=3) is None  # at the ratio: timed
-    assert pruned_at(3e-3, 1e-3, timed=2, ratio=1.5, after=3) is None  # too few timed to trust the fastest
-    assert pruned_at(3e-3, 1e-3, timed=9, ratio=0, after=3) is None  # pruning off (benchmarks/run.py --no-prune)
-    assert pruned_at(None, 1e-3, timed=9, ratio=1.5, after=3) is None  # no estimate: timed
-    assert pruned_at(3e-3, None, timed=9, ratio=1.5, after=3) is None
+    def evidence(*measured: tuple[float, float], upper_bound: bool = False) -> Evidence:
+        e = Evidence()
+        for est, seconds in measured:
+            e.add({"seconds": est, "upper_bound": upper_bound}, seconds, fastest=seconds == min(m[1] for m in measured))
+        return e
+
+    exact = evidence(*[(t, t) for t in (1e-3, 2e-3, 3e-3, 4e-3, 5e-3)])  # the model hit every one
+    assert exact.learned == LEARN_AFTER and exact.margin() == MARGIN
+    assert exact.pruned_at({"seconds": 1.3e-3}) == pytest.approx(1.3)
+    assert exact.pruned_at({"seconds": 1.15e-3}) is None  # within the margin: timed
+    assert exact.pruned_at({"seconds": 1.3e-3}, margin=0) is None  # pruning off (benchmarks/run.py --no-prune)
+    assert exact.pruned_at({}) is None  # no estimate: timed
     # an estimate that only bounds the candidate's time from above says nothing about how far slower it is
-    assert pruned_at(3e-3, 1e-3, timed=9, ratio=1.5, after=3, upper_bound=True) is None
+    assert exact.pruned_at({"seconds": 9e-3, "upper_bound": True}) is None
+    # one measured candidate the model over-estimated 2x: every estimate is trusted half as far
+    erring = evidence(*[(t, t) for t in (1e-3, 2e-3, 3e-3, 4e-3)], (10e-3, 5e-3))
+    assert erring.pruned_at({"seconds": 2.2e-3}) is None
+    assert erring.pruned_at({"seconds": 2.6e-3}) == pytest.approx(1.3)
+    # few measured: the early margin, and nothing at all before PRUNE_AFTER
+    early = evidence(*[(t, t) for t in (1e-3, 2e-3, 3e-3)])
+    assert PRUNE_AFTER <= 3 < LEARN_AFTER and early.margin() == EARLY_MARGIN
+    assert early.pruned_at({"seconds": 1.3e-3}) is None and early.pruned_at({"seconds": 1.6e-3}) == pytest.approx(1.6)
+    assert evidence((1e-3, 1e-3), (2e-3, 2e-3)).pruned_at({"seconds": 9e-3}) is None
+    # candidates measured only with upper-bound estimates show nothing of the model's error: no pruning
+    assert evidence(*[(t, t) for t in (1e-3, 2e-3, 3e-3)], upper_bound=True).pruned_at({"seconds": 9e-3}) is None

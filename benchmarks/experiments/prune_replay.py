@@ -4,7 +4,7 @@ the fully timed candidates (the evaluator until 2026-11-27) or every candidate t
 raced out at its screen or timed fully (since: benchmarks/rank.py validated the rule that way), and
 how far each newly pruned one was from its problem's final best. No GPU: it reads trials.jsonl files.
 
-    python benchmarks/experiments/prune_replay.py RUN.trials.jsonl [...] [--ratio 1.5] [--after 3]
+    python benchmarks/experiments/prune_replay.py RUN.trials.jsonl [...] [--margin 1.2]
 
 The trials are replayed in their file's order (the order the tune recorded them). A candidate pruned
 by the run itself stays pruned; one the replay prunes leaves the search path the run took unchanged,
@@ -21,11 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from kt_cli.evaluate.evaluator import PRUNE_AFTER, PRUNE_RATIO  # noqa: E402
-from kt_cli.evaluate.pruning import pruned_at  # noqa: E402
+from kt_cli.evaluate.pruning import MARGIN, Evidence  # noqa: E402
 
 
-def replay(trials: list[dict], ratio: float, after: int, count_raced_out: bool) -> dict:
+def replay(trials: list[dict], margin: float, count_raced_out: bool) -> dict:
     """Candidates the device measured that the rule would have pruned, with their time over the
     problem's final best (the best fully timed candidate of the whole run)."""
     final: dict = {}
@@ -40,16 +39,17 @@ def replay(trials: list[dict], ratio: float, after: int, count_raced_out: bool) 
             continue
         measured += 1
         key = json.dumps(t["shape"], sort_keys=True)
-        seen = state.setdefault(key, {"timed": 0, "best": None, "estimate": None})
-        estimate = t["stats"].get("estimate", {}).get("seconds")
+        seen = state.setdefault(key, {"best": None, "evidence": Evidence()})
+        estimate = t["stats"].get("estimate", {})
         raced_out = bool(t["stats"].get("raced_out"))
-        if pruned_at(estimate, seen["estimate"], seen["timed"], ratio, after) is not None:
+        if seen["evidence"].pruned_at(estimate, margin) is not None:
             newly.append({"shape": t["shape"], "over_final_best": t["value"] / final[key], "raced_out": raced_out})
             continue
+        fastest = not raced_out and (seen["best"] is None or t["value"] < seen["best"])
+        if fastest:
+            seen["best"] = t["value"]
         if count_raced_out or not raced_out:
-            seen["timed"] += 1
-        if not raced_out and (seen["best"] is None or t["value"] < seen["best"]):
-            seen["best"], seen["estimate"] = t["value"], estimate
+            seen["evidence"].add(estimate, t["value"], fastest)
     pruned = sum(1 for t in trials if t["failure_kind"] == "pruned")
     return {"measured": measured, "pruned_by_the_run": pruned, "pruned_by_the_replay": len(newly),
             "closest_to_final_best": min((n["over_final_best"] for n in newly), default=None), "newly": newly}
@@ -58,13 +58,12 @@ def replay(trials: list[dict], ratio: float, after: int, count_raced_out: bool) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trials", nargs="+")
-    parser.add_argument("--ratio", type=float, default=PRUNE_RATIO)
-    parser.add_argument("--after", type=int, default=PRUNE_AFTER)
+    parser.add_argument("--margin", type=float, default=MARGIN)
     args = parser.parse_args()
     for path in args.trials:
         trials = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
         for count_raced_out in (False, True):
-            r = replay(trials, args.ratio, args.after, count_raced_out)
+            r = replay(trials, args.margin, count_raced_out)
             device = r["measured"] + r["pruned_by_the_run"]
             share = (r["pruned_by_the_run"] + r["pruned_by_the_replay"]) / device if device else 0.0
             closest = r["closest_to_final_best"]

@@ -19,7 +19,7 @@ from kt_cli.evaluate.isolated import IsolatedVerifier
 from kt_cli.evaluate.interpreter_fixes import not_interpretable
 from kt_cli.evaluate.cross_compile import WARM_ENV
 from kt_cli.evaluate.pool import NICE_ENV, WorkerPool
-from kt_cli.evaluate.pruning import over_fastest, pruned_at
+from kt_cli.evaluate.pruning import MARGIN, Evidence, over_fastest
 from kt_cli.evaluate.race import Bound, Race, ranked_seconds
 from kt_cli.evaluate.tuned_shapes import tuned_problem_shapes
 
@@ -28,12 +28,10 @@ if TYPE_CHECKING:
     from kt_cli.search.plan import TargetPlan
 
 RACE_MARGIN = 0.03  # a candidate races on while its interval reaches within 3% of the best one's; None: no racing
-# Pruning: once PRUNE_AFTER candidates of a problem are measured (raced out or timed fully), one the cost
-# model estimates more than PRUNE_RATIO times the estimate of the fastest one so far is not sent to the
-# device (kind `pruned`).
-# The ratio is chosen on the stored measurements (benchmarks/rank.py --prune; docs/costmodel.md).
-PRUNE_RATIO = 1.5
-PRUNE_AFTER = 3
+# Pruning (kt_cli/evaluate/pruning.py): a candidate the cost model says cannot come within PRUNE_MARGIN of
+# its problem's fastest so far, allowing for the most the model over-estimated a measured candidate of that
+# problem, is not sent to the device (kind `pruned`). 0: pruning off (benchmarks/run.py --no-prune).
+PRUNE_MARGIN = MARGIN
 # Where the vendor's model prunes, it also orders: the compiled candidates waiting for the device take it
 # lowest estimate over their problem's fastest first (kt_cli.evaluate.device_turns); False: arrival order.
 ORDER_BY_ESTIMATE = True
@@ -102,8 +100,7 @@ class Evaluator:
         self._verified: dict = {}
         self._refusals: dict = {}  # shape key of a stand-in -> why the module cannot make a run there ("": it can)
         self.race = Race()  # per (target, shape key): the best fully timed interval
-        self.fastest_estimate: dict = {}  # (target, shape key) -> the cost model's estimate of that candidate
-        self.timed: dict = {}  # (target, shape key) -> candidates the device measured (raced out or timed fully)
+        self.evidence: dict = {}  # (target, shape key) -> pruning.Evidence: what its measured candidates say
         self.counts: dict = {}  # shape key -> (flops, bytes moved, output bytes), from inspect_module
         self.peak_dtype = recipe.problem.dtype  # which peak the kernel's FLOPs run at, from inspect_module
         self.kernel_arguments: frozenset = frozenset()  # every @triton.jit argument name, from inspect_module
@@ -271,19 +268,20 @@ class Evaluator:
             self._learn(result)
 
     def _learn(self, result: TrialResult) -> None:
-        """Count a candidate the device measured, raced out at its screen or timed fully (the count
-        benchmarks/rank.py replays the pruning rule with: every candidate sent to the device; counting
-        only the fully timed ones, as until 2026-11-27, left pruning off while screens raced candidates
-        out), and keep the best fully timed interval's upper end (the race's bound) and its estimate
-        (the pruning's reference)."""
+        """Learn from a candidate the device measured, raced out at its screen or timed fully (the
+        candidates benchmarks/rank.py replays the pruning rule with: counting only the fully timed ones,
+        as until 2026-11-27, left pruning off while screens raced candidates out): its estimate against its
+        time, and, where it is the new best fully timed interval (its upper end the race's bound), the
+        pruning's reference."""
         if result.failure_kind != "ok" or result.mode != "measured":
             return
         key = (result.target, shape_key(result.shape))
-        self.timed[key] = self.timed.get(key, 0) + 1
-        if result.stats.get("raced_out"):
-            return
-        if self.race.timed(key, self.race.interval(key, result.stats)[2]):
-            self.fastest_estimate[key] = result.stats.get("estimate", {}).get("seconds")
+        seconds, _, high = self.race.interval(key, result.stats)
+        fastest = not result.stats.get("raced_out") and self.race.timed(key, high)
+        self._evidence(key).add(result.stats.get("estimate", {}), seconds, fastest)
+
+    def _evidence(self, key: tuple) -> Evidence:
+        return self.evidence.setdefault(key, Evidence())
 
     @staticmethod
     def _prunes(spec: TargetSpec) -> bool:
@@ -293,12 +291,13 @@ class Evaluator:
 
     def _predicted_far_slower(self, key: tuple, estimate: dict) -> str:
         """Why the cost model says this candidate cannot win (kt_cli.evaluate.pruning), or "" to time it."""
-        over = pruned_at(estimate.get("seconds"), self.fastest_estimate.get(key), self.timed.get(key, 0),
-                         PRUNE_RATIO, PRUNE_AFTER, estimate.get("upper_bound", False))
+        evidence = self._evidence(key)
+        over = evidence.pruned_at(estimate, PRUNE_MARGIN)
         if over is None:
             return ""
-        return (f"the cost model estimates {estimate['seconds']:.3g} s, {over:.1f}x its estimate of the fastest "
-                f"candidate so far (pruned above {PRUNE_RATIO:g}x)")
+        return (f"the cost model estimates {estimate['seconds']:.3g} s; allowing for the most it over-estimated a "
+                f"measured candidate of this problem ({evidence.overestimate:.2f}x), still {over:.2f}x the fastest "
+                f"measured so far (pruned above {evidence.margin(PRUNE_MARGIN):g}x)")
 
     def _device_priority(self, key: tuple, estimate: dict, prunes: bool):
         """Where this candidate stands among those waiting for the device (kt_cli.evaluate.device_turns),
@@ -306,7 +305,8 @@ class Evaluator:
         model prunes (and so orders), else 0 for all (arrival order)."""
         if not (prunes and ORDER_BY_ESTIMATE):
             return lambda: 0.0
-        return lambda: over_fastest(estimate.get("seconds"), self.fastest_estimate.get(key))
+        evidence = self._evidence(key)
+        return lambda: over_fastest(estimate.get("seconds"), evidence.fastest_estimate)
 
     def _with_rates(self, result: TrialResult, plan: TargetPlan) -> TrialResult:
         """Add FLOP/s, bytes/s and the fraction of peak. A measured time the hardware cannot reach
