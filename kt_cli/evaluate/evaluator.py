@@ -295,8 +295,8 @@ class Evaluator:
         over = evidence.pruned_at(estimate, PRUNE_MARGIN)
         if over is None:
             return ""
-        return (f"the cost model estimates {estimate['seconds']:.3g} s; allowing for the most it over-estimated a "
-                f"measured candidate of this problem ({evidence.overestimate:.2f}x), still {over:.2f}x the fastest "
+        return (f"the cost model estimates {estimate['seconds']:.3g} s; its estimates of this problem's measured "
+                f"candidates ran up to {evidence.overestimate:.2f}x their times, so at best {over:.2f}x the fastest "
                 f"measured so far (pruned above {evidence.margin(PRUNE_MARGIN):g}x)")
 
     def _device_priority(self, key: tuple, estimate: dict, prunes: bool):
