@@ -35,6 +35,8 @@ PRUNE_MARGIN = MARGIN
 # Where the vendor's model prunes, it also orders: the compiled candidates waiting for the device take it
 # lowest estimate over their problem's fastest first (kt_cli.evaluate.device_turns); False: arrival order.
 ORDER_BY_ESTIMATE = True
+# Compiled candidates that may wait for the device beyond the compile pool's (Evaluator.in_flight)
+DEVICE_QUEUE = 1
 
 
 COMPILE_WORKER_BYTES = 1 << 30  # memory a compile worker may take (torch, Triton, a compile): a cap on the pool
@@ -110,8 +112,9 @@ class Evaluator:
 
     @property
     def in_flight(self) -> int:
-        """Candidates evaluated at once: enough to keep the compile pool busy ahead of the device."""
-        return len(self.compile_pool.workers) + 1
+        """Candidates evaluated at once: enough to keep the compile pool busy ahead of the device, and
+        DEVICE_QUEUE more that wait compiled for it (taken most promising first: device_turns)."""
+        return len(self.compile_pool.workers) + DEVICE_QUEUE
 
     @property
     def device_busy_seconds(self) -> float:
