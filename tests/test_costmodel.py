@@ -489,6 +489,30 @@ def test_candidates_raced_out_at_their_screen_count_toward_pruning(fake_device, 
         evaluator.close()
 
 
+@pytest.mark.parametrize("prunes", [True, False])
+def test_compiled_candidates_wait_for_the_device_in_numbers_only_where_the_model_orders_and_prunes(
+        prunes, fake_device, write, tmp_path, monkeypatch):
+    # with DEVICE_QUEUE compiled candidates waiting, the device takes the most promising first and the rest are
+    # judged against a better best (docs/costmodel.md); where the model neither orders nor prunes, waiting would
+    # only hold candidates back from the sampler, so one waits, as in static mode
+    from kt_cli.evaluate.evaluator import DEVICE_QUEUE, Evaluator
+    from kt_cli.kernel import KernelSource
+    from kt_cli.recipe.parse import load_recipe
+    from kt_cli.search.plan import plan_targets
+
+    if prunes:
+        monkeypatch.setenv("KT_FAKE_PRUNE", "1")
+    recipe = load_recipe(dsl_recipe(write, SEEDED_ADD, space="BLOCK = [64, 128]\nnum_warps = [1]"))
+    evaluator = Evaluator(KernelSource(str(tmp_path / "kernel.py"), "dsl", "kernel"), recipe, [], 60)
+    try:
+        compiling = evaluator.in_flight - 1
+        evaluator.start_workers(plan_targets(recipe, ("fake:cpu",)))
+        assert evaluator.in_flight == compiling + (DEVICE_QUEUE if prunes else 1)
+        assert DEVICE_QUEUE > 1
+    finally:
+        evaluator.close()
+
+
 def test_waiting_candidates_take_the_device_by_their_estimate_over_their_problems_fastest(fake_device, write,
                                                                                          tmp_path, monkeypatch):
     # kt_cli/evaluate/device_turns.py orders by what the evaluator says: nothing timed yet, every candidate
