@@ -215,7 +215,7 @@ def pruning(records: list[dict], margin: float | None = None, orders: int = 200,
         best = min(p[1] for p in points)
         for _ in range(orders):
             order, queue = rng.sample(points, len(points)), []
-            evidence, timed, pruned, found, kept = Evidence(), 0, 0, None, math.inf
+            evidence, pruned, found, kept = Evidence(), 0, None, math.inf
             while order or queue:
                 queue += [order.pop() for _ in range(min(len(order), waiting - len(queue)))]
                 queue.sort(key=lambda p: over_fastest(p[0]["seconds"], evidence.fastest_estimate))  # stable
@@ -223,13 +223,12 @@ def pruning(records: list[dict], margin: float | None = None, orders: int = 200,
                 if evidence.pruned_at(model, margin) is not None:
                     pruned += 1
                     continue
-                timed += 1
                 evidence.add(model, measured, fastest=measured < kept)
                 kept = min(kept, measured)
                 if found is None and measured <= best * 1.01:
-                    found = timed
+                    found = evidence.measured
             saved.append(pruned / len(points))
-            until_best.append((found or timed) / timed)
+            until_best.append((found or evidence.measured) / evidence.measured)
             runs += 1
             lost += kept > best * 1.01
             worst = max(worst, kept / best)

@@ -54,18 +54,21 @@ class Evidence:
     def add(self, estimate: dict, seconds: float, fastest: bool) -> None:
         """A candidate the device measured in `seconds` (`estimate`: the cost model's, as estimate_seconds
         returns it); `fastest`: it was timed fully and is the problem's new best."""
+        est = estimate.get("seconds")
+        factor = est / seconds if est and seconds > 0 else None
         with self._lock:
             self.measured += 1
-            est = estimate.get("seconds")
-            if est and seconds > 0 and not estimate.get("upper_bound"):
+            if factor is None:
+                return
+            if not estimate.get("upper_bound"):
                 self.learned += 1
-                self.overestimate = max(self.overestimate, est / seconds)
-            if fastest and est and seconds > 0:
+            if fastest:
                 self.fastest_estimate, self.fastest_seconds = est, seconds
-                # the reference itself bounds the factor from below, upper bound or not: the rule then never
-                # prunes what the plain ratio of estimates (the candidate's over the fastest's) would keep at
-                # the same margin
-                self.overestimate = max(self.overestimate, est / seconds)
+            # the reference's own factor bounds the largest from below, upper bound or not: the rule then never
+            # prunes what the plain ratio of estimates (the candidate's over the fastest's) would keep at the
+            # same margin
+            if fastest or not estimate.get("upper_bound"):
+                self.overestimate = max(self.overestimate, factor)
 
     def pruned_at(self, estimate: dict, margin: float = MARGIN, early_margin: float = EARLY_MARGIN) -> float | None:
         """The fastest the candidate can plausibly be over the fastest measured time, where the rule prunes
