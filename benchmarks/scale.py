@@ -69,7 +69,7 @@ def run_once(recipe: Path, workers: int, trials: int, target: str | None, cache:
                 "per_min": 60.0 * trials_done / busy if busy else float("nan"),
                 **middle_and_tail(sorted(t.datetime_complete.timestamp() for _, t in ran)),
                 "timeline": timeline(ran, started_at), "summary": done.stdout.strip().splitlines()[-3:],
-                "results_printed_s": printed - started_at, "exited_s": exited - started_at,
+                "started_at": started_at, "results_printed_s": printed - started_at, "exited_s": exited - started_at,
                 "stdout_closed_s": closed - started_at}
 
 

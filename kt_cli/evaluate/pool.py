@@ -70,7 +70,7 @@ def serve_requests(conn) -> None:
             op, payload = conn.recv()
         except (EOFError, KeyboardInterrupt):
             return
-        received = time.time()
+        received, cpu = time.time(), _cpu_seconds()
         try:
             answer = ("ok", execute.dispatch(op, payload))
         except WorkerFailure as exc:
@@ -82,7 +82,13 @@ def serve_requests(conn) -> None:
         answered = time.time()
         flush_output()  # everything printed for this request is in the file before the answer leaves
         conn.send(answer)
-        log_timing("worker", op, received, answered, time.time())
+        log_timing("worker", op, received, answered, time.time(), _cpu_seconds() - cpu)
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds this worker and the tools it ran (a compiler's assembler) have used so far."""
+    used = os.times()
+    return used.user + used.system + used.children_user + used.children_system
 
 
 _MAIN_MODULE_LOCK = threading.Lock()
