@@ -98,9 +98,10 @@ def _unsolved(results: list[dict], tally) -> list[str]:
 
 def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: list, storage_url: str, progress,
                      source, early=None, devices=None):
-    """The studies in `workers` processes (kt_cli.search.scale); the first pairs each winner with its
-    reference on its own device workers as its study ends there. A study that other workers' trials
-    changed after that is paired again here. Returns (studies, tally, results)."""
+    """The studies in `workers` processes (kt_cli.search.scale); the processes share the pairing of the
+    winners with their references out (a study each in turn), each on its own device workers as the study
+    ends there. A study whose best changed after its pairing is paired again here. Returns (studies, tally,
+    results)."""
     names = [(plan, shape, study_name(recipe, plan, shape, source.sha256()))
              for plan in plans for shape in recipe.problem.shapes]
     make_storage_dir(storage_url)
@@ -109,13 +110,14 @@ def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: lis
     tally = scale.run_workers(workers, run_studies, dict(recipe=recipe, requested_targets=requested_targets,
                                                          storage_url=storage_url, shared=True, source=source,
                                                          processes_on_host=workers),
-                              poll, first_only={"finish": finish}, early=early, devices=devices)
+                              poll, each=lambda i: {"finish": finish, "pairs": (i, workers)}, early=early,
+                              devices=devices)
     studies = [(plan, shape, scale.load_study(name, storage_url)) for plan, shape, name in names]
     collected = artifact.collect(studies, recipe.search.shortlist)
     paired = tally.results or [None] * len(collected)
     results = [{**r, "best": p["best"]} if p is not None and _same_best(p["best"], r["best"]) else r
                for r, p in zip(collected, paired)]
-    # a best found after the first worker's pairing (or it ended early): paired on fresh device workers
+    # a best found after a worker's pairing (or it ended early): paired on fresh device workers
     pair_with_reference([r for r, p in zip(results, paired) if p is None or r["best"] is not p["best"]], source, recipe)
     return studies, tally, results
 

@@ -109,17 +109,21 @@ def test_kt_check_passes_an_unchanged_kernel_and_catches_a_slower_one(fake_devic
     assert "regression" in slower.output
 
 
-def test_workers_share_the_study_across_two_fake_devices(write, tmp_path):
+def test_workers_share_the_studies_across_two_fake_devices(write, tmp_path):
     out = tmp_path / "out"
     env = {"KT_PLUGINS": "tests.fake_vendor", "KT_FAKE_DEVICES": "2"}
-    result = kt_process("tune", dsl_recipe(write, trials=4), *FAKE, "--out", out, "--workers", "2", env=env,
-                        timeout=600)
+    recipe = dsl_recipe(write, trials=4, shapes="[{N = 4096}, {N = 8192}]")
+    result = kt_process("tune", recipe, *FAKE, "--out", out, "--workers", "2", env=env, timeout=600)
     assert result.returncode == 0, result.stderr
     trials = [t for t in _trials(out) if t["failure_kind"] != "invalid"]
-    assert len(trials) == 4 and len({json.dumps(t["params"], sort_keys=True) for t in trials}) == 4
+    for n in (4096, 8192):
+        points = [json.dumps(t["params"], sort_keys=True) for t in trials if t["shape"]["N"] == n]
+        assert len(points) == 4 and len(set(points)) == 4
     assert {t["worker"]["device"] for t in trials} == {"Fake CPU device #0", "Fake CPU device #1"}
-    # the winner was paired with its reference (by the first worker, on its device): what kt check compares
-    assert all(r["stats"].get("check_speedup") for r in _manifest(out)["results"])
+    # each winner was paired with its reference (the workers share the pairings out, each on its own
+    # device, as their studies end): what kt check compares
+    results = _manifest(out)["results"]
+    assert len(results) == 2 and all(r["stats"].get("check_speedup") for r in results)
 
 
 def test_one_process_on_a_host_of_several_gpus_records_and_pairs_on_the_gpu_it_tuned_on(fake_device, write,

@@ -153,3 +153,15 @@ def test_a_trials_ask_phase_holds_the_samplers_draw(write, tmp_path, monkeypatch
     trials = [json.loads(line) for line in (tmp_path / "art" / "recipe.kt" / "trials.jsonl").read_text().splitlines()]
     asks = [t["phase_seconds"]["search.ask"] for t in trials if "search.ask" in t["phase_seconds"]]
     assert asks and max(asks) >= 0.3, asks  # the drawn points' trials (a seed is enqueued, not drawn)
+
+
+def test_each_studys_paired_result_comes_from_the_worker_process_that_paired_it():
+    # `kt tune --workers 2` shares the pairings of the winners with their references out, a study each in
+    # turn: the run's results hold each study's from the process that paired it
+    first, second = Tally(), Tally()
+    first.results, second.results = [{"study": 0}, None, {"study": 2}], [None, {"study": 1}, None]
+    first.merge(second)
+    assert first.results == [{"study": 0}, {"study": 1}, {"study": 2}]
+    alone = Tally()
+    alone.merge(second)
+    assert alone.results == [None, {"study": 1}, None]

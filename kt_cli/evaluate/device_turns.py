@@ -15,11 +15,13 @@ fastest estimate moves meanwhile. Lower goes first; equal priorities keep arriva
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 from typing import Callable
 
 FIRST = float("-inf")  # a holder taking the device back (it gave it up between two of its steps), readying
+LAST = float("inf")  # work no candidate should wait for: a finished study's winner paired with its reference
 
 
 class DeviceTurns:
@@ -67,6 +69,16 @@ class DeviceTurns:
     def __enter__(self) -> "DeviceTurns":
         self.take(lambda: FIRST)
         return self
+
+    @contextlib.contextmanager
+    def last(self):
+        """Hold the device once no candidate waits for it (`with turns.last(): ...`); candidates that come
+        while this waits go first."""
+        self.take(lambda: LAST)
+        try:
+            yield self
+        finally:
+            self.release()
 
     def __exit__(self, *exc) -> None:
         self.release()

@@ -135,7 +135,10 @@ def time_interleaved(workers: tuple, source, target_name: str, device_index: int
     worker, judge = workers
     spec = plugins.target(target_name, "artifact target")
     kernel_params, options = split_params(params, spec.launch_options)
-    with judge.lock:  # the device is this measurement's (kt tune pairs a winner while other studies run)
+    # the device is this measurement's once no candidate waits for it: `kt tune` pairs a finished study's
+    # winner while other studies run, and their candidates go first (taken first, the pairings of a 2x H200
+    # run held the device 0.6-0.9 s each while the last candidates waited 1.2-2.6 s: results/s44/start)
+    with judge.lock.last():
         verification = judge.verify(worker, source, kernel_params, options, [shape] + list(verify_shapes), dtype, SEED,
                                     tolerance)
         out = worker.call("recheck", {"source": source, "target": spec, "device_index": device_index,

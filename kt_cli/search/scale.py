@@ -157,11 +157,11 @@ def _child(conn, parent_pid: int, parent: _ParentState | None = None) -> None:
         conn.send(("error", exc))
 
 
-def run_workers(count: int, run, job: dict, progress=None, first_only: dict | None = None,
+def run_workers(count: int, run, job: dict, progress=None, each=None,
                 early: EarlyWorkers | None = None, devices: list | None = None):
     """Run `run(**job)` (kt_cli.search.studies.run_studies; a module-level function, so it pickles by
-    name) in `count` processes (`early`'s, when started ahead) and wait for them; the first gets
-    `first_only`'s arguments too (what one process does once the studies are done). Returns their
+    name) in `count` processes (`early`'s, when started ahead) and wait for them; worker i gets `each(i)`'s
+    arguments too (what its process does as the studies end). Returns their
     tallies summed; raises the first worker's error when none finished. `devices`: those present, when
     detected already (detected here again, this process imported torch: 3.7 s on an H100 host)."""
     import multiprocessing.connection
@@ -171,7 +171,7 @@ def run_workers(count: int, run, job: dict, progress=None, first_only: dict | No
     outcomes = {}
     try:
         for i, ((_, conn), env) in enumerate(zip(workers, envs)):
-            conn.send((env, run, {**job, **(first_only or {})} if i == 0 else job))
+            conn.send((env, run, {**job, **(each(i) if each else {})}))
         while len(outcomes) < len(workers):
             for i, (proc, conn) in enumerate(workers):
                 if i in outcomes:

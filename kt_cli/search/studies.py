@@ -166,12 +166,15 @@ class Preparation:
 
 def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url: str, shared: bool,
                 progress=None, source=None, finish=None, processes_on_host: int = 1,
-                prepared: Preparation | None = None, plans: list | None = None):
+                prepared: Preparation | None = None, plans: list | None = None, pairs: tuple[int, int] = (0, 1)):
     """Drive every study of the recipe to its budget. Returns (source, plans, [(plan, shape, study)], tally).
     `finish(plan, shape, study, evaluator)`, if given, runs for each study as soon as it ends, while the
     others still run and the evaluator's workers are up (the winner's pairing with its reference reuses
     the device's, in the tail where the device would wait for the last compiles); what it returns is
-    kept in `tally.results`, in the studies' order. `prepared`: the run's evaluator and module
+    kept in `tally.results`, in the studies' order. `pairs`: (this process, the processes of `kt tune
+    --workers`): `finish` runs here for every such study in turn from this one, and the others' results are
+    None (the pairings of a two-worker run held one device 2.3 s at its end while the other's waited:
+    results/s44/start). `prepared`: the run's evaluator and module
     inspection, already begun (of `source`); `plans`: the targets, already planned in this process (else
     the devices are detected here)."""
     if prepared is None and source is not None:  # the inspection beside the device detection below
@@ -208,7 +211,7 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         finished: dict = {}
 
         def study_done(index: int, study) -> None:
-            if finish is not None:
+            if finish is not None and index % pairs[1] == pairs[0]:
                 if shared:  # the final best is paired here, by the device's workers already up
                     wait_for_running_trials(study, store, recipe.search.timeout)
                 finished[index] = finish(problems[index].target, problems[index].shape, study, evaluator)
@@ -217,7 +220,7 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
         studies = [(problem.target, problem.shape, study) for problem, study in zip(problems, done)]
         tally.found_complete = all(run.found_complete for run in runs)
         if finish is not None:
-            tally.results = [finished[index] for index in range(len(runs))]
+            tally.results = [finished.get(index) for index in range(len(runs))]
     finally:
         tally.wall_seconds = time.perf_counter() - started
         tally.device_busy_seconds = evaluator.device_busy_seconds

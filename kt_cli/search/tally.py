@@ -55,7 +55,8 @@ class Tally:
     wall_seconds: float = 0.0
     device_busy_seconds: float = 0.0  # time the device worker spent verifying and timing
     started: float | None = None  # when the first study opened (perf_counter), for the ETA
-    results: list | None = None  # the studies' results with the winners paired, by the process that paired them
+    results: list | None = None  # the studies' results with the winners paired, by the processes that paired them
+    # (None where another process pairs it)
 
     def expect(self, key: tuple, budget: int, mode: str, earlier: list[TrialResult] = ()) -> StudyProgress:
         """A study this run drives, holding `earlier` results from runs before this one."""
@@ -144,4 +145,8 @@ class Tally:
         self.last_failure = other.last_failure or self.last_failure
         self.wall_seconds = max(self.wall_seconds, other.wall_seconds)
         self.device_busy_seconds += other.device_busy_seconds
-        self.results = self.results if self.results is not None else other.results
+        # each study's result from the process that paired it (studies.run_studies' `pairs`)
+        if self.results is None or other.results is None:
+            self.results = self.results if self.results is not None else other.results
+        else:
+            self.results = [mine if mine is not None else theirs for mine, theirs in zip(self.results, other.results)]
