@@ -71,8 +71,9 @@ class Objective:
         import optuna
 
         # the search's own share of the trial's wall: asking (the sampler's relative draw, which Optuna
-        # makes at the first suggest, included) and waiting for its turn to decide; beside the
-        # evaluator's phases in the trial's record
+        # makes at the first suggest, included), waiting for its turn to decide, and writing the point drawn
+        # and the claim (storage transactions that queue for SQLite's one writer where processes share a
+        # study); beside the evaluator's phases in the trial's record
         trial.set_user_attr("host", self.worker.get("host", HOST))
         trial.set_user_attr("pid", os.getpid())
         space = self.problem.space
@@ -86,11 +87,12 @@ class Objective:
                 self._skip(trial, "the rest of the budget is taken by other trials")
             self._record(trial, self.problem.invalid_result(params, f"breaks constraint {broken.text!r}"))
             raise optuna.TrialPruned()
+        writing = time.perf_counter()
         self._write(trial)  # the point drawn, before this trial reads what others drew (_confirm_claim)
         waiting = time.perf_counter()
         key = point_key(params)
         ledger, ahead = self._my_turn(trial, key)
-        search = {"search.ask": asked, "search.turn": time.perf_counter() - waiting}
+        search = {"search.ask": asked, "search.turn": time.perf_counter() - waiting, "search.write": waiting - writing}
         previous = ledger.evaluated.get(key)
         if previous is not None:
             return self._answer_duplicate(trial, previous, ledger)
@@ -100,9 +102,11 @@ class Objective:
         if self.budget.taken(ledger, queued_retries=True, ahead=ahead):
             self._skip(trial, "the rest of the budget is taken by other trials")
         trial.set_user_attr(CLAIM, trial.number)
+        writing = time.perf_counter()
         self._write(trial)
         if ahead:
             self._confirm_claim(trial, key)
+        search["search.write"] += time.perf_counter() - writing
         self.decided()
         self.duplicates = 0
         try:

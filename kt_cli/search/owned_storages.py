@@ -34,11 +34,15 @@ def again_when_locked(write):
     import sqlalchemy.exc
     from optuna.exceptions import StorageInternalError
 
+    from kt_cli.stamps import log_timing
+
     deadline = time.monotonic() + LOCK_PATIENCE_S
-    attempt = 0
+    attempt, began = 0, time.time()
     while True:
         try:
-            return write()
+            done = write()
+            log_timing("db", "write", began, time.time(), attempt)  # (KT_PROFILE_DIR: the transaction's wall)
+            return done
         except (StorageInternalError, sqlalchemy.exc.OperationalError) as exc:
             cause = exc.__cause__ if isinstance(exc, StorageInternalError) else exc
             locked = isinstance(cause, sqlalchemy.exc.OperationalError) and "locked" in str(cause).lower()
@@ -254,10 +258,14 @@ class CoreTrialReads(RDBStorage):
     session)."""
 
     def _get_trials(self, study_id, states, included_trial_ids, trial_id_greater_than):
+        import time
+
         import sqlalchemy
         import sqlalchemy.exc
 
-        trial = models.TrialModel.__table__
+        from kt_cli.stamps import log_timing
+
+        began, trial = time.time(), models.TrialModel.__table__
         study = trial.c.study_id == study_id
         if states is not None:
             study = study & trial.c.state.in_(list(states))
@@ -274,7 +282,9 @@ class CoreTrialReads(RDBStorage):
             except sqlalchemy.exc.OperationalError:  # likely more trial ids than the database takes in one IN,
                 rows, children = _rows(session, study)  # as Optuna falls back: the study's every trial, then chosen
                 rows = [r for r in rows if r.trial_id in included or r.trial_id > trial_id_greater_than]
-        return _frozen_trials(rows, children)
+        trials = _frozen_trials(rows, children)
+        log_timing("db", "read", began, time.time(), len(trials))  # (KT_PROFILE_DIR: a look's wall, its trials)
+        return trials
 
     def get_trial(self, trial_id: int):
         """One trial, read as _get_trials reads them (Optuna's ask and tell read back the trial they
