@@ -17,13 +17,6 @@ from kt_cli.search.liveness import OWNER, TrialKeeper
 
 
 LOCK_PATIENCE_S = 60.0  # how long a write transaction SQLite refuses as locked is run again (the busy timeout's)
-# One write transaction at a time from this process's threads: they queue here, each woken as the one before
-# commits, where SQLite's busy handler has each thread that finds the database's one write lock taken sleep
-# and look again (1, 2, 5, 10, 15, 20, 25 ms, longer after), the lock sitting free while its waiters sleep.
-# On a 2x H200 host (results/s44/writes) a trial's five write transactions took 24-36 ms each with one
-# worker and 65-81 ms with two (7% and 19% of them 80 ms or more), where the work is a few milliseconds.
-# Re-entrant: a transaction's code may write what a trial holds back first (DeferredTrialWrites).
-WRITER = threading.RLock()
 
 
 def again_when_locked(write):
@@ -47,8 +40,7 @@ def again_when_locked(write):
     attempt, began = 0, time.time()
     while True:
         try:
-            with WRITER:
-                done = write()
+            done = write()
             log_timing("db", "write", began, time.time(), attempt)  # (KT_PROFILE_DIR: the transaction's wall)
             return done
         except (StorageInternalError, sqlalchemy.exc.OperationalError) as exc:
