@@ -5,7 +5,7 @@ process's one device for `--device-s`. With nothing else in the way, N processes
 many trials a minute; what they lose is the search layer's.
 
     python benchmarks/experiments/search_scaling.py --processes 1,2 --compile-s 1.5 --device-s 0.35 [--recipe R]
-        [--in-flight N] [--no-repair]
+        [--in-flight N] [--no-repair] [--host-ms MS]
 
 Environment: KT_EXP_JOURNAL=1 keeps the studies in a journal file instead of SQLite; KT_EXP_SWITCH_S sets
 each process's sys.setswitchinterval (Python's default 0.005 s); KT_EXP_CPU=1 prints each process's CPU
@@ -44,8 +44,15 @@ def _space(recipe_path: str):
     return space, lambda p: constraint_env(p, shape, plan.spec.properties, recipe.problem.dtype_bytes), valid
 
 
+def _busy(seconds: float) -> None:
+    """Python work that holds the GIL as the evaluator's does (its relays, pickles, estimates), for `seconds` of CPU."""
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
+        sum(i * i for i in range(200))
+
+
 def _drive(url: str, recipe: str, studies: int, trials: int, in_flight: int, compile_s: float, device_s: float,
-           seed: int, repair: bool) -> None:
+           seed: int, repair: bool, host_s: float = 0.0) -> None:
     import types
 
     sys.setswitchinterval(float(os.environ.get("KT_EXP_SWITCH_S", "0.005")))
@@ -59,9 +66,11 @@ def _drive(url: str, recipe: str, studies: int, trials: int, in_flight: int, com
     space, env, valid = _space(recipe)
 
     def evaluate(params):
+        _busy(host_s / 2)
         time.sleep(compile_s)
         with device:
             time.sleep(device_s)
+        _busy(host_s / 2)
         return TrialResult("ok", params, "nvidia:sm_90", {"M": 1}, "measured", value=sum(map(float, params.values())) * 1e-6)
 
     problem = types.SimpleNamespace(space=space, env=env, evaluate=evaluate, valid=valid if repair else None,
@@ -85,7 +94,8 @@ def run(processes: int, args) -> dict:
         url = f"{tmp}/study.log" if os.environ.get("KT_EXP_JOURNAL") else f"sqlite:///{tmp}/study.db"
         ctx = multiprocessing.get_context("spawn")
         procs = [ctx.Process(target=_drive, args=(url, args.recipe, args.studies, args.trials, args.in_flight, args.compile_s,
-                                                  args.device_s, 1000 * i, not args.no_repair)) for i in range(processes)]
+                                                  args.device_s, 1000 * i, not args.no_repair, args.host_ms / 1e3))
+                 for i in range(processes)]
         started = time.time()
         for proc in procs:
             proc.start()
@@ -117,6 +127,8 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=9)
     parser.add_argument("--compile-s", type=float, default=1.5)
     parser.add_argument("--device-s", type=float, default=0.35)
+    parser.add_argument("--host-ms", type=float, default=0.0,
+                        help="CPU a trial's evaluation spends in the kt process (the GPU hosts': 30-45 ms)")
     parser.add_argument("--no-repair", action="store_true", help="TPE's proposals as they come (before 2026-11-26)")
     args = parser.parse_args()
     import optuna
