@@ -123,8 +123,8 @@ def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: lis
 
 
 def _same_best(paired, final) -> bool:
-    """Whether the first worker paired the study's final best: the other workers' trials that ended
-    after its pairing found none better. (Comparing trial counts instead re-paired every study on fresh
+    """Whether the worker that paired the study paired its final best: the other workers' trials that
+    ended after its pairing found none better. (Comparing trial counts instead re-paired every study on fresh
     device workers whenever a trial ended late: 17 s after the last trial on a 4x H100 host.)"""
     if paired is None or final is None:
         return paired is final
