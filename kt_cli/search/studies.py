@@ -170,13 +170,11 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     """Drive every study of the recipe to its budget. Returns (source, plans, [(plan, shape, study)], tally).
     `finish(plan, shape, study, evaluator)`, if given, runs for each study as soon as it ends, while the
     others still run and the evaluator's workers are up (the winner's pairing with its reference reuses
-    the device's, whenever no candidate waits for it); what it returns is
-    kept in `tally.results`, in the studies' order. `pairs`: (this process, the processes of `kt tune
-    --workers`): `finish` runs here for every such study in turn from this one, and the others' results are
-    None (the pairings of a two-worker run held one device 2.3 s at its end while the other's waited:
-    results/s44/start). `prepared`: the run's evaluator and module
-    inspection, already begun (of `source`); `plans`: the targets, already planned in this process (else
-    the devices are detected here)."""
+    the device's, whenever no candidate waits for it); what it returns is kept in `tally.results`, in the
+    studies' order. `pairs`: (this process, the processes of `kt tune --workers`): `finish` runs here for
+    every such study in turn from this one, None stands for the others' (results/s44/start). `prepared`:
+    the run's evaluator and module inspection, already begun (of `source`); `plans`: the targets, already
+    planned in this process (else the devices are detected here)."""
     if prepared is None and source is not None:  # the inspection beside the device detection below
         prepared = Preparation(recipe, source, processes_on_host)
     try:
