@@ -1,0 +1,87 @@
+"""Where a `kt tune --workers N` run's span goes, from benchmarks/scale.py's JSON rows (each run's timeline) and,
+where the run had KT_PROFILE_DIR, its stamps (docs/performance.md, thirty-fourth session).
+
+    python benchmarks/experiments/scale_report.py SCALE.jsonl [--pipes DIR ...]
+
+Per run: its rate, when its first tenth, its middle 80% and its last tenth of trials ended; then per process, for
+the trials that started in the middle 60% of its span, a trial's mean wall and what it holds: the evaluation,
+search.ask, search.turn, search.write (its point drawn and its claim) and the rest (its result and state
+writes, its thread waiting to run), and the trials it kept in flight. With --pipes (one folder a run, in the
+order of the rows: the KT_PROFILE_DIR each ran with), the process's write transactions in that middle window:
+how many a trial, their mean and median wall, and the share of 80 ms or more (pipe-db-PID.log)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+
+def tenths(timeline: list) -> tuple[float, float, float, float]:
+    """(seconds to the first tenth's last end, the middle 80%, the last tenth, the whole span) of a run's trials."""
+    start = min(t["start"] for t in timeline)
+    ends = sorted(t["end"] - start for t in timeline)
+    first, ninth = ends[len(ends) // 10], ends[9 * len(ends) // 10]
+    return first, ninth - first, ends[-1] - ninth, ends[-1]
+
+
+def middle(trials: list) -> list:
+    """The trials that started in the middle 60% of their process's span."""
+    begin, end = min(t["start"] for t in trials), max(t["end"] for t in trials)
+    return [t for t in trials if begin + 0.2 * (end - begin) <= t["start"] <= begin + 0.8 * (end - begin)]
+
+
+def in_flight(trials: list, window: list) -> float:
+    """Trials running at once, sampled 100 times over the window's starts."""
+    low, high = min(t["start"] for t in window), max(t["start"] for t in window)
+    points = [low + i * (high - low) / 100 for i in range(100)]
+    return statistics.fmean(sum(1 for t in trials if t["start"] <= x < t["end"]) for x in points)
+
+
+def writes(pipes: Path, pid: int, low: float, high: float) -> list[float]:
+    """The walls of a process's write transactions that began between `low` and `high` (seconds since the epoch)."""
+    path = pipes / f"pipe-db-{pid}.log"
+    if not path.exists():
+        return []
+    rows = [line.split() for line in path.read_text().splitlines()]
+    return [float(r[2]) - float(r[1]) for r in rows if r[0] == "write" and low <= float(r[1]) <= high]
+
+
+def report(row: dict, pipes: Path | None) -> list[str]:
+    timeline = row["timeline"]
+    first, mid, last, span = tenths(timeline)
+    lines = [f"--workers {row['workers']}: {row['per_min']:.0f} trials/min over {span:.1f} s (first tenth {first:.1f} s, "
+             f"middle 80% {mid:.1f} s, last tenth {last:.1f} s), wall {row['wall_s']:.1f} s"]
+    for pid in sorted({t["pid"] for t in timeline}):
+        trials = [t for t in timeline if t["pid"] == pid]
+        window = middle(trials)
+        phase = lambda name: statistics.fmean(t["phases"].get(name, 0.0) for t in window)  # noqa: E731
+        wall = statistics.fmean(t["end"] - t["start"] for t in window)
+        evaluation = statistics.fmean(t["evaluator_s"] for t in window)
+        rest = wall - evaluation - phase("search.ask") - phase("search.turn") - phase("search.write")
+        lines.append(f"  pid {pid}: {len(window)} trials in the middle, a trial {wall:.3f} s: evaluation {evaluation:.3f}, "
+                     f"ask {phase('search.ask'):.3f}, turn {phase('search.turn'):.3f}, write {phase('search.write'):.3f}, "
+                     f"rest {rest:.3f}; {in_flight(trials, window):.1f} in flight")
+        if pipes is not None and "started_at" in row:
+            t0 = row["started_at"]
+            walls = writes(pipes, pid, t0 + min(t["start"] for t in window), t0 + max(t["start"] for t in window))
+            if walls:
+                lines.append(f"    write transactions: {len(walls) / len(window):.1f} a trial, mean "
+                             f"{1e3 * statistics.fmean(walls):.1f} ms, median {1e3 * statistics.median(walls):.1f} ms, "
+                             f"{sum(w >= 0.08 for w in walls) / len(walls):.0%} of 80 ms or more")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scale", type=Path, help="benchmarks/scale.py --json FILE")
+    parser.add_argument("--pipes", type=Path, nargs="*", default=[], help="each run's KT_PROFILE_DIR, in order")
+    args = parser.parse_args()
+    rows = [json.loads(line) for line in args.scale.read_text().splitlines() if line.strip()]
+    for i, row in enumerate(rows):
+        print("\n".join(report(row, args.pipes[i] if i < len(args.pipes) else None)))
+
+
+if __name__ == "__main__":
+    main()
