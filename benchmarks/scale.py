@@ -85,6 +85,11 @@ def unpaired(out: Path) -> dict:
     return found
 
 
+def tenths(ends: list) -> tuple:
+    """When the first tenth of a run's trials had ended, and when nine tenths had (their end times, sorted)."""
+    return ends[len(ends) // 10], ends[-(len(ends) // 10) - 1]
+
+
 def middle_and_tail(ends: list) -> dict:
     """Where a run's rate goes, from its trials' end times (sorted): the rate between the ends of the
     first and the last tenth of its trials (the run without its start, whose first compiles find no
@@ -92,7 +97,7 @@ def middle_and_tail(ends: list) -> dict:
     tenths of its trials to the last (the last trials in flight: a slow compile there holds the run)."""
     if len(ends) < 20:
         return {"middle_per_min": float("nan"), "tail_s": float("nan")}
-    first, last = ends[len(ends) // 10], ends[-(len(ends) // 10) - 1]
+    first, last = tenths(ends)
     middle = len(ends) - 2 * (len(ends) // 10) - 1
     return {"middle_per_min": 60.0 * middle / (last - first) if last > first else float("nan"),
             "tail_s": ends[-1] - last}

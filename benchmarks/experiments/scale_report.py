@@ -15,14 +15,19 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-def tenths(timeline: list) -> tuple[float, float, float, float]:
+from scale import tenths  # noqa: E402  (benchmarks/scale.py: the run's rate reads the same tenths)
+
+
+def spans(timeline: list) -> tuple[float, float, float, float]:
     """(seconds to the first tenth's last end, the middle 80%, the last tenth, the whole span) of a run's trials."""
     start = min(t["start"] for t in timeline)
     ends = sorted(t["end"] - start for t in timeline)
-    first, ninth = ends[len(ends) // 10], ends[9 * len(ends) // 10]
+    first, ninth = tenths(ends)
     return first, ninth - first, ends[-1] - ninth, ends[-1]
 
 
@@ -50,7 +55,7 @@ def writes(pipes: Path, pid: int, low: float, high: float) -> list[float]:
 
 def report(row: dict, pipes: Path | None) -> list[str]:
     timeline = row["timeline"]
-    first, mid, last, span = tenths(timeline)
+    first, mid, last, span = spans(timeline)
     lines = [f"--workers {row['workers']}: {row['per_min']:.0f} trials/min over {span:.1f} s (first tenth {first:.1f} s, "
              f"middle 80% {mid:.1f} s, last tenth {last:.1f} s), wall {row['wall_s']:.1f} s"]
     for pid in sorted({t["pid"] for t in timeline}):
