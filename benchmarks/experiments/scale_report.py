@@ -8,7 +8,8 @@ the trials that started in the middle 60% of its span, a trial's mean wall and w
 search.ask, search.turn, search.write (its point drawn and its claim) and the rest (its result and state
 writes, its thread waiting to run), and the trials it kept in flight. With --pipes (one folder a run, in the
 order of the rows: the KT_PROFILE_DIR each ran with), the process's write transactions in that middle window:
-how many a trial, their mean and median wall, and the share of 80 ms or more (pipe-db-PID.log)."""
+how many a trial, their mean and median wall, and the share of 80 ms or more, and how long they held the
+database's write lock (pipe-db-PID.log; kt_cli/search/lock_holds.py)."""
 
 from __future__ import annotations
 
@@ -44,13 +45,32 @@ def in_flight(trials: list, window: list) -> float:
     return statistics.fmean(sum(1 for t in trials if t["start"] <= x < t["end"]) for x in points)
 
 
-def writes(pipes: Path, pid: int, low: float, high: float) -> list[float]:
-    """The walls of a process's write transactions that began between `low` and `high` (seconds since the epoch)."""
+def stamped(pipes: Path, pid: int, op: str, low: float, high: float) -> list[tuple[float, float]]:
+    """(wall, last field) of a process's `op` stamps (write: a transaction, hold: its lock held) that began
+    between `low` and `high` (seconds since the epoch)."""
     path = pipes / f"pipe-db-{pid}.log"
     if not path.exists():
         return []
     rows = [line.split() for line in path.read_text().splitlines()]
-    return [float(r[2]) - float(r[1]) for r in rows if r[0] == "write" and low <= float(r[1]) <= high]
+    return [(float(r[2]) - float(r[1]), float(r[3])) for r in rows if r[0] == op and low <= float(r[1]) <= high]
+
+
+def transactions(pipes: Path, pid: int, low: float, high: float, trials: int) -> list[str]:
+    """What a process's write transactions took in a window of `trials` trials: their walls, and (stamped
+    since the thirty-fifth session) how long each held the write lock, every other writer waiting."""
+    lines = []
+    walls = [w for w, _ in stamped(pipes, pid, "write", low, high)]
+    if walls:
+        lines.append(f"    write transactions: {len(walls) / trials:.1f} a trial, mean {1e3 * statistics.fmean(walls):.1f} ms, "
+                     f"median {1e3 * statistics.median(walls):.1f} ms, {sum(w >= 0.08 for w in walls) / len(walls):.0%} "
+                     "of 80 ms or more")
+    holds = stamped(pipes, pid, "hold", low, high)
+    if holds:
+        held = [w for w, _ in holds]
+        lines.append(f"    the write lock held: {1e3 * sum(held) / trials:.1f} ms a trial over {len(held) / trials:.1f} holds, "
+                     f"a hold mean {1e3 * statistics.fmean(held):.1f} ms, median {1e3 * statistics.median(held):.1f} ms, "
+                     f"{statistics.fmean(n for _, n in holds):.1f} statements")
+    return lines
 
 
 def report(row: dict, pipes: Path | None) -> list[str]:
@@ -70,12 +90,19 @@ def report(row: dict, pipes: Path | None) -> list[str]:
                      f"rest {rest:.3f}; {in_flight(trials, window):.1f} in flight")
         if pipes is not None and "started_at" in row:
             t0 = row["started_at"]
-            walls = writes(pipes, pid, t0 + min(t["start"] for t in window), t0 + max(t["start"] for t in window))
-            if walls:
-                lines.append(f"    write transactions: {len(walls) / len(window):.1f} a trial, mean "
-                             f"{1e3 * statistics.fmean(walls):.1f} ms, median {1e3 * statistics.median(walls):.1f} ms, "
-                             f"{sum(w >= 0.08 for w in walls) / len(walls):.0%} of 80 ms or more")
+            lines += transactions(pipes, pid, t0 + min(t["start"] for t in window), t0 + max(t["start"] for t in window),
+                                  len(window))
+    if pipes is not None and "started_at" in row:
+        lines += lock_share(pipes, row["started_at"], middle(timeline))
     return lines
+
+
+def lock_share(pipes: Path, t0: float, window: list) -> list[str]:
+    """The share of the run's middle that some process held the database's write lock (every process's holds)."""
+    low, high = t0 + min(t["start"] for t in window), t0 + max(t["start"] for t in window)
+    held = [w for path in pipes.glob("pipe-db-*.log")
+            for w, _ in stamped(pipes, int(path.stem.rsplit("-", 1)[1]), "hold", low, high)]
+    return [f"  the write lock held {sum(held) / (high - low):.0%} of the run's middle"] if held else []
 
 
 def main() -> None:

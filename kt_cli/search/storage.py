@@ -38,7 +38,7 @@ def open_storage(url: str):
         return KtJournalStorage(optuna.storages.journal.JournalFileBackend(url))
     kwargs = {}
     if url.startswith("sqlite:"):
-        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60}}
+        kwargs["engine_kwargs"] = {"connect_args": {"timeout": 60, **_hold_stamps()}}
     if url.startswith("postgresql://"):
         url = "postgresql+" + _postgres_driver(url) + url[len("postgresql"):]
     from sqlalchemy.exc import SQLAlchemyError
@@ -56,6 +56,17 @@ def open_storage(url: str):
                 raise EnvironmentProblem(f"--storage {url.split('@')[-1]}: cannot open the study storage: "
                                          f"{str(exc).splitlines()[0]}") from None
             time.sleep(1 + attempt)
+
+
+def _hold_stamps() -> dict:
+    """With KT_PROFILE_DIR set, connections that stamp how long each write transaction held the lock."""
+    import os
+
+    if not os.environ.get("KT_PROFILE_DIR"):
+        return {}
+    from kt_cli.search.lock_holds import HoldStampedConnection
+
+    return {"factory": HoldStampedConnection}
 
 
 def _write_ahead(engine) -> None:
