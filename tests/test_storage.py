@@ -393,6 +393,50 @@ def test_a_trials_draw_and_attributes_reach_the_database_in_one_transaction(tmp_
 
 @pytest.mark.parametrize("database", ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
     not os.environ.get("KT_TEST_POSTGRES_URL"), reason="KT_TEST_POSTGRES_URL is unset (.ci/run starts a server)"))])
+def test_trials_asked_at_once_are_numbered_once_each_owned_and_finished_once(tmp_path, database):
+    """kt makes an asked trial, and finishes it, with SQLAlchemy Core statements (owned_storages: the ORM's
+    held the database's one write lock two to three times as long). Sixteen threads asking five trials each at
+    once, half through each of two storages (as two processes would), get the numbers 0-79 once each; every trial holds its number,
+    this process as its owner and a heartbeat; each finishes once with its value, a second finish refused."""
+    import uuid
+
+    from kt_cli.processes import this_process
+    from kt_cli.search.liveness import OWNER
+
+    url = f"sqlite:///{tmp_path}/s.db" if database == "sqlite" else os.environ["KT_TEST_POSTGRES_URL"]
+    name = f"numbered_{uuid.uuid4().hex[:10]}"
+    storages = [open_storage(url), open_storage(url)]
+    optuna.create_study(study_name=name, storage=storages[0])
+    studies = [optuna.load_study(study_name=name, storage=storage) for storage in storages]
+    asked = []
+
+    def ask(study) -> None:
+        go.wait()
+        for _ in range(5):
+            asked.append(study.ask())
+
+    threads = [threading.Thread(target=ask, args=(studies[i % 2],)) for i in range(16)]
+    go = threading.Barrier(len(threads))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(t.number for t in asked) == list(range(80))
+    stored = {t._trial_id: t for t in studies[0].get_trials()}
+    assert {t._trial_id: t.number for t in asked} == {i: t.number for i, t in stored.items()}
+    assert all(t.system_attrs[OWNER] == this_process() for t in stored.values())
+    study_id = storages[0].get_study_id_from_name(name)
+    assert set(storages[0].heartbeat_ages(study_id)) == set(stored)
+    for trial in asked:
+        assert trial.study._storage.set_trial_state_values(trial._trial_id, optuna.trial.TrialState.COMPLETE,
+                                                           [float(trial.number)])
+    with pytest.raises(RuntimeError):
+        storages[1].set_trial_state_values(asked[0]._trial_id, optuna.trial.TrialState.COMPLETE, [0.0])
+    assert sorted(t.value for t in studies[1].get_trials()) == [float(n) for n in range(80)]
+
+
+@pytest.mark.parametrize("database", ["sqlite", pytest.param("postgresql", marks=pytest.mark.skipif(
+    not os.environ.get("KT_TEST_POSTGRES_URL"), reason="KT_TEST_POSTGRES_URL is unset (.ci/run starts a server)"))])
 def test_trials_read_without_the_orm_are_the_trials_optuna_reads(tmp_path, database):
     """kt reads a study's trials with SQLAlchemy Core (owned_storages.CoreTrialReads; the ORM's re-read
     of the running trials was most of a worker's CPU with four workers): every kind of content a trial
@@ -464,10 +508,10 @@ def test_a_write_sqlite_refused_as_locked_is_run_again_and_lands_once(tmp_path, 
             return method(self, *args, **kwargs)
         return refusing, calls
 
-    create, created = refused_once(RDBStorage._create_new_trial)
+    create, created = refused_once(owned_storages.KtRDBStorage._insert_asked_trial)
     finish, finished = refused_once(owned_storages.OneStepStates.set_trial_state_values)
     write, written = refused_once(owned_storages.DeferredTrialWrites._write_pending)
-    monkeypatch.setattr(RDBStorage, "_create_new_trial", create)
+    monkeypatch.setattr(owned_storages.KtRDBStorage, "_insert_asked_trial", create)
     monkeypatch.setattr(owned_storages.OneStepStates, "set_trial_state_values", finish)
     monkeypatch.setattr(owned_storages.DeferredTrialWrites, "_write_pending", write)
     study = optuna.create_study(study_name="s", storage=open_storage(f"sqlite:///{tmp_path}/s.db"))
@@ -479,7 +523,7 @@ def test_a_write_sqlite_refused_as_locked_is_run_again_and_lands_once(tmp_path, 
     def failing(self, *args, **kwargs):
         raise StorageInternalError("An exception is raised during the commit.") from ValueError("too long")
 
-    monkeypatch.setattr(RDBStorage, "_create_new_trial", failing)
+    monkeypatch.setattr(owned_storages.KtRDBStorage, "_insert_asked_trial", failing)
     with pytest.raises(StorageInternalError):
         study.ask()
 

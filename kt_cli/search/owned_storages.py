@@ -90,25 +90,39 @@ class OneStepStates(RDBStorage):
         if state != TrialState.RUNNING and not state.is_finished():
             return super().set_trial_state_values(trial_id, state, values=values)
         expected = TrialState.WAITING if state == TrialState.RUNNING else TrialState.RUNNING
-        when = "datetime_start" if state == TrialState.RUNNING else "datetime_complete"
-        with _create_scoped_session(self.scoped_session) as session:
-            trial = models.TrialModel.find_or_raise_by_id(trial_id, session)
-            self.check_trial_is_updatable(trial_id, trial.state)
-            # a trial already taken is not written to: a write would queue for SQLite's one writer (threads
-            # whose read of the queue is a moment old try trials another thread has just taken)
-            changed = trial.state == expected and (
-                session.query(models.TrialModel)
-                .filter(models.TrialModel.trial_id == trial_id, models.TrialModel.state == expected)
-                .update({"state": state, when: datetime.datetime.now()}, synchronize_session=False))
-            if changed:
-                for objective, value in enumerate(values or ()):
-                    self._set_trial_value_without_commit(session, trial, objective, value)  # `trial` as read
+        changed = self._change_state(trial_id, expected, state, values)  # (LockRetries runs it again when locked)
         if changed:
             return True
         self.check_trial_is_updatable(trial_id, self.get_trial(trial_id).state)  # finished meanwhile
         if state == TrialState.RUNNING:
             return False  # another process or thread took it
         return super().set_trial_state_values(trial_id, state, values=values)  # finishing a queued trial
+
+    def _change_state(self, trial_id: int, expected: TrialState, state: TrialState, values) -> bool:
+        """The conditional UPDATE and the trial's values, in SQLAlchemy Core: a handful of statements with
+        little Python between them, while the transaction holds the database's one write lock (through the
+        ORM this transaction held it 2-3 times as long; docs/performance.md, thirty-fifth session)."""
+        import sqlalchemy
+
+        trial, value = models.TrialModel.__table__, models.TrialValueModel.__table__
+        when = "datetime_start" if state == TrialState.RUNNING else "datetime_complete"
+        with self.engine.begin() as connection:
+            found = connection.execute(sqlalchemy.select(trial.c.state).where(trial.c.trial_id == trial_id)).one_or_none()
+            if found is None:
+                raise KeyError(models.NOT_FOUND_MSG)
+            self.check_trial_is_updatable(trial_id, found.state)
+            # a trial already taken is not written to: a write would queue for SQLite's one writer (threads
+            # whose read of the queue is a moment old try trials another thread has just taken)
+            if found.state != expected or connection.execute(
+                    sqlalchemy.update(trial).where(trial.c.trial_id == trial_id, trial.c.state == expected)
+                    .values({"state": state, when: datetime.datetime.now()})).rowcount != 1:
+                return False
+            if values:
+                connection.execute(sqlalchemy.delete(value).where(value.c.trial_id == trial_id))
+                connection.execute(sqlalchemy.insert(value), [
+                    dict(zip(("value", "value_type"), models.TrialValueModel.value_to_stored_repr(v)),
+                         trial_id=trial_id, objective=objective) for objective, v in enumerate(values)])
+        return True
 
 
 class DeferredTrialWrites(RDBStorage):
@@ -228,25 +242,33 @@ def _replace_attrs(connection, table, trial_id: int, attrs: dict) -> None:
                                                   for key, text in attrs.items()])
 
 
-def _renew_heartbeats(connection, trial_ids: list[int]) -> None:
-    """A heartbeat of now (the database's clock) for each of `trial_ids`, replacing the one it had."""
+def _renew_heartbeats(connection, trial_ids: list[int], new: bool = False) -> None:
+    """A heartbeat of now (the database's clock) for each of `trial_ids`, replacing the one it had (none where
+    the trials are `new`)."""
     import sqlalchemy
 
     beat = models.TrialHeartbeatModel.__table__
-    connection.execute(sqlalchemy.delete(beat).where(beat.c.trial_id.in_(trial_ids)))
+    if not new:
+        connection.execute(sqlalchemy.delete(beat).where(beat.c.trial_id.in_(trial_ids)))
     connection.execute(sqlalchemy.insert(beat).values(heartbeat=sqlalchemy.func.now()),
                        [{"trial_id": trial_id} for trial_id in trial_ids])
 
 
-def _write_owner(connection, trial_id: int) -> None:
-    """This process as the trial's owner (its OWNER system attribute) and the trial's first heartbeat."""
+def _write_owner(connection, trial_id: int, new: bool = False) -> None:
+    """This process as the trial's owner (its OWNER system attribute) and the trial's first heartbeat (a `new`
+    trial has neither yet: nothing to replace)."""
     import json
+
+    import sqlalchemy
 
     from kt_cli.processes import this_process
 
-    _renew_heartbeats(connection, [trial_id])
-    _replace_attrs(connection, models.TrialSystemAttributeModel.__table__, trial_id,
-                   {OWNER: json.dumps(this_process())})
+    _renew_heartbeats(connection, [trial_id], new)
+    owner, system = {OWNER: json.dumps(this_process())}, models.TrialSystemAttributeModel.__table__
+    if new:
+        connection.execute(sqlalchemy.insert(system), [{"trial_id": trial_id, "key": OWNER, "value_json": owner[OWNER]}])
+    else:
+        _replace_attrs(connection, system, trial_id, owner)
 
 
 class CoreTrialReads(RDBStorage):
@@ -366,20 +388,40 @@ def _distribution(spec: str):
 
 class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates, CoreTrialReads):
     def _create_new_trial(self, study_id, template_trial=None):
+        if template_trial is None:  # asked for, not enqueued: its owner is this process, recorded as it is made
+            trial = again_when_locked(lambda: self._insert_asked_trial(study_id))
+            self._own(trial._trial_id, recorded=True)
+            return trial
         trial = super()._create_new_trial(study_id, template_trial)
-        if trial.state == TrialState.RUNNING:  # asked for, not enqueued: its owner is this process
-            self._own(trial._trial_id, recorded=template_trial is None)
+        if trial.state == TrialState.RUNNING:
+            self._own(trial._trial_id)
         return trial
 
-    def _get_prepared_new_trial(self, study_id, template_trial, session):
-        """A trial asked for gets its first heartbeat and its owner record in the transaction that makes it
-        (Optuna's): one write transaction a trial fewer, where the processes of a host queue for SQLite's
-        one writer (with four workers a write transaction took 55-88 ms, each of six a trial;
-        docs/performance.md, twenty-first session)."""
-        trial = super()._get_prepared_new_trial(study_id, template_trial, session)
-        if template_trial is None:
-            _write_owner(session.connection(), trial.trial_id)
-        return trial
+    def _insert_asked_trial(self, study_id: int):
+        """A running trial, its number (the study's trials before it), its first heartbeat and its owner
+        record, in one transaction of SQLAlchemy Core statements. Optuna's ORM made the trial in a transaction
+        of its own, and with kt's owner record in it (one write transaction a trial fewer, where the processes
+        of a host queue for SQLite's one writer: twenty-first session) it held the write lock 5-10 ms on the GPU
+        hosts, 45% of all the time the lock was held (docs/performance.md, thirty-fifth session)."""
+        import sqlalchemy
+        from optuna.trial import FrozenTrial
+
+        trial, study = models.TrialModel.__table__, models.StudyModel.__table__
+        started = datetime.datetime.now()
+        with self.engine.begin() as connection:
+            # the study's row locked where the database can (Optuna's guard of the numbering; SQLite has one writer)
+            if connection.execute(sqlalchemy.select(study.c.study_id).where(study.c.study_id == study_id)
+                                  .with_for_update()).one_or_none() is None:
+                raise KeyError(models.NOT_FOUND_MSG)
+            trial_id = connection.execute(sqlalchemy.insert(trial).values(
+                study_id=study_id, state=TrialState.RUNNING, datetime_start=started)).inserted_primary_key[0]
+            number = connection.execute(sqlalchemy.select(sqlalchemy.func.count(trial.c.trial_id)).where(
+                trial.c.study_id == study_id, trial.c.trial_id < trial_id)).scalar_one()
+            connection.execute(sqlalchemy.update(trial).where(trial.c.trial_id == trial_id).values(number=number))
+            _write_owner(connection, trial_id, new=True)
+        return FrozenTrial(number=number, state=TrialState.RUNNING, value=None, values=None, datetime_start=started,
+                           datetime_complete=None, params={}, distributions={}, user_attrs={}, system_attrs={},
+                           intermediate_values={}, trial_id=trial_id)
 
     def _record_owner(self, trial_id: int) -> None:
         """The trial's first heartbeat and its owner record in one transaction (TrialKeeper's two)."""

@@ -1,0 +1,15 @@
+#!/bin/bash
+# Thirty-fifth session, on an nvidia-h200-x4 host: group commits (branch group-commits, "new") against main ("base"),
+# `kt tune` of the matmul recipe at 128 trials a problem with KT_PROFILE_DIR, four workers, one and two, alternating,
+# cold; and the host's CPU topology (are its cores hyperthreads?). Prepare `_base/` as s45/group_commits/call.sh says.
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site && python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . >/dev/null 2>&1 || exit 3
+export TRITON_DEFAULT_FP_FUSION=1 PYTHONUNBUFFERED=1
+mkdir -p $OUT/r; git rev-parse --short HEAD > $OUT/r/gpu.txt; nproc >> $OUT/r/gpu.txt; nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader >> $OUT/r/gpu.txt
+lscpu > $OUT/r/lscpu.txt; free -g >> $OUT/r/lscpu.txt
+for run in w4_1 w1_1 w4_2 w2_1; do w=${run:1:1}; for code in new base; do
+  dir=$PWD; [ $code = base ] && dir=$PWD/_base
+  export KT_PROFILE_DIR=$OUT/r/pipes_${code}_$run
+  (cd $dir && timeout 90 python3 benchmarks/scale.py --recipe recipes/matmul.toml --workers $w --trials 128 --json $OUT/r/scale_$code.jsonl > $OUT/r/scale_${code}_$run.log 2>&1); echo "$code $run rc=$? $(tail -1 $OUT/r/scale_${code}_$run.log)"
+done; done
+unset KT_PROFILE_DIR
+(cd $OUT && tar czf runs.tgz r && rm -rf r)
