@@ -101,7 +101,8 @@ class OneStepStates(RDBStorage):
     def _change_state(self, trial_id: int, expected: TrialState, state: TrialState, values) -> bool:
         """The conditional UPDATE and the trial's values, in SQLAlchemy Core: a handful of statements with
         little Python between them, while the transaction holds the database's one write lock (through the
-        ORM this transaction held it 2-3 times as long; docs/performance.md, thirty-fifth session)."""
+        ORM this transaction held it 3-4 times as long on the 2-core CPU machine; docs/performance.md,
+        thirty-fifth session)."""
         import sqlalchemy
 
         trial, value = models.TrialModel.__table__, models.TrialValueModel.__table__
