@@ -397,7 +397,8 @@ def test_trials_asked_at_once_are_numbered_once_each_owned_and_finished_once(tmp
     """kt makes an asked trial, and finishes it, with SQLAlchemy Core statements (owned_storages: the ORM's
     held the database's one write lock two to three times as long). Sixteen threads asking five trials each at
     once, half through each of two storages (as two processes would), get the numbers 0-79 once each; every trial holds its number,
-    this process as its owner and a heartbeat; each finishes once with its value, a second finish refused."""
+    this process as its owner and a heartbeat; an attribute written again holds its last value; each finishes
+    once with its value, a second finish refused."""
     import uuid
 
     from kt_cli.processes import this_process
@@ -427,6 +428,13 @@ def test_trials_asked_at_once_are_numbered_once_each_owned_and_finished_once(tmp
     assert all(t.system_attrs[OWNER] == this_process() for t in stored.values())
     study_id = storages[0].get_study_id_from_name(name)
     assert set(storages[0].heartbeat_ages(study_id)) == set(stored)
+    first, storage = asked[0]._trial_id, storages[0]
+    for value in (1, 2):  # an attribute written again replaces what it held (an upsert on SQLite and PostgreSQL)
+        storage.set_trial_user_attr(first, "claim", value)
+        storage.write_deferred(first)
+        storage.set_trial_system_attr(first, OWNER, {"pid": value})
+    again = storages[1].get_trial(first)
+    assert again.user_attrs["claim"] == 2 and again.system_attrs[OWNER] == {"pid": 2}
     for trial in asked:
         assert trial.study._storage.set_trial_state_values(trial._trial_id, optuna.trial.TrialState.COMPLETE,
                                                            [float(trial.number)])

@@ -235,12 +235,21 @@ class _Pending:
 
 def _replace_attrs(connection, table, trial_id: int, attrs: dict) -> None:
     """A trial's attributes `attrs` (key: JSON) in `table` (user or system attributes), replacing
-    what the keys held: two statements on any database."""
+    what the keys held: one upsert on SQLite and PostgreSQL (the tables' unique (trial_id, key)), a
+    delete and an insert elsewhere. Two of a trial's write transactions are one such write, and every
+    statement is time the write lock is held (docs/performance.md, thirty-fifth session)."""
+    import importlib
+
     import sqlalchemy
 
+    rows = [{"trial_id": trial_id, "key": key, "value_json": text} for key, text in attrs.items()]
+    if connection.dialect.name in ("sqlite", "postgresql"):
+        upsert = importlib.import_module(f"sqlalchemy.dialects.{connection.dialect.name}").insert(table)
+        connection.execute(upsert.on_conflict_do_update(index_elements=[table.c.trial_id, table.c.key],
+                                                        set_={"value_json": upsert.excluded.value_json}), rows)
+        return
     connection.execute(sqlalchemy.delete(table).where(table.c.trial_id == trial_id, table.c.key.in_(list(attrs))))
-    connection.execute(sqlalchemy.insert(table), [{"trial_id": trial_id, "key": key, "value_json": text}
-                                                  for key, text in attrs.items()])
+    connection.execute(sqlalchemy.insert(table), rows)
 
 
 def _renew_heartbeats(connection, trial_ids: list[int], new: bool = False) -> None:
