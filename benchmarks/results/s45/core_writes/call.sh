@@ -1,6 +1,6 @@
 #!/bin/bash
 # Not run yet (written in the thirty-fifth session, whose device time was spent): a trial's creation and finish in
-# SQLAlchemy Core (14cf250, "new") against dba6a5d ("base": Optuna's ORM; both stamp the write lock's holds), on an
+# SQLAlchemy Core and attributes replaced in one upsert (14cf250, 743462a: "new", the checkout) against dba6a5d ("base": Optuna's ORM; both stamp the write lock's holds), on an
 # nvidia-h200-x4 host (on an -x2 host, `w4` runs use 2 workers: change the list). `kt tune` of the matmul recipe at
 # 128 trials a problem, cold, with KT_PROFILE_DIR; four workers, one, two, four, alternating. Before the call:
 #     rm -rf _base && mkdir _base && git archive dba6a5d kt_cli plugins recipes benchmarks/scale.py pyproject.toml | tar -x -C _base
