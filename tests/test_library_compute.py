@@ -3,6 +3,7 @@ verification on ragged shapes, cross-compilation for nvidia and amd, constraints
 
 import pytest
 
+from kt_cli.evaluate.failure import WorkerFailure
 from kt_cli.plugins import target as target_spec
 from kt_cli.recipe.parse import DTYPES, load_recipe
 from kt_cli.recipe.space import compile_constraint, constraint_env, feasible_points
@@ -173,6 +174,29 @@ def test_tma_candidates_are_only_for_hopper_and_later_and_persistent():
     assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "amd:gfx942", {**point, "UNITS": 304}) == rule
     assert _first_broken_constraint("matmul", "bfloat16", BIG_GEMM, "nvidia:sm_90",
                                     {**point, "UNITS": 132, "PROGRAMS_PER_UNIT": 0}) == rule
+
+
+@pytest.mark.parametrize("dtype,tiles,fits", [
+    ("bfloat16", {"BLOCK_N": 128, "BLOCK_K": 128, "num_stages": 3}, True),  # 3 x 64 KiB ring + 32 KiB C: 224 KiB
+    ("bfloat16", {"BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 3}, True),
+    ("bfloat16", {"BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 4}, False),  # 4 x 48 KiB + 64 KiB C: 256 KiB
+    ("float8_e4m3", {"BLOCK_N": 256, "BLOCK_K": 128, "num_stages": 3}, True),  # a bf16 C tile for fp8 inputs
+    ("float8_e4m3", {"BLOCK_N": 256, "BLOCK_K": 128, "num_stages": 4}, False),
+])
+def test_the_tma_kernels_shared_memory_rule_refuses_what_its_compile_would(dtype, tiles, fits):
+    """The TMA kernel's ring and C tile overflow sm_90's 227 KiB at points the ring-only rule admitted: a tenth
+    of a matmul tune's trials compiled only to be refused. The kernel's rule says what the compiled kernel
+    takes: a point it admits compiles within the limit, one it refuses needs more than the limit."""
+    point = {**GEMM_TILES, **tiles, "BLOCK_M": 128, "SPLIT_K": 1, "PROGRAMS_PER_UNIT": 1, "UNITS": 132,
+             "TMA": 1, "GLUON": 0}
+    broken = _first_broken_constraint("matmul", dtype, BIG_GEMM, "nvidia:sm_90", point)
+    assert (broken is None) == fits, broken
+    if fits:
+        assert 0 < compile_for("matmul", "nvidia:sm_90", BIG_GEMM, dtype, point)["resources"]["shared_bytes"] <= 232448
+    else:
+        assert "TMA == 0 or GLUON == 1" in broken
+        with pytest.raises(WorkerFailure, match="matmul_tma_kernel: needs .* B of shared memory"):
+            compile_for("matmul", "nvidia:sm_90", BIG_GEMM, dtype, point)
 
 
 def test_split_k_is_pruned_where_tiles_already_fill_the_gpu():
