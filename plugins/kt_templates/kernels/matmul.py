@@ -100,12 +100,15 @@ CONSTRAINTS = [
     "SPLIT_K == 1 or ((M + BLOCK_M - 1) // BLOCK_M) * ((N + BLOCK_N - 1) // BLOCK_N) < units",
     "fp8_e4m3 == 1 or dtype_bytes > 1",
     "TMA == 0 or (tma == 1 and PROGRAMS_PER_UNIT > 0)",  # the TMA variant is persistent, Hopper and later
-    # the TMA variant's shared memory: a ring of num_stages A and B tiles and one C tile for the TMA store
-    # (bf16 for fp8 inputs), and 8 B of barrier a stage. Exact for SPLIT_K 1 on sm_90 with Triton 3.6 and 3.9
-    # in bf16, fp8 and fp32 (the compiled kernels' own figures, every point within 64 B); split-K takes more,
-    # which the compile still refuses. Without it a tenth of a matmul tune's trials compiled only to be refused
+    # Shared memory on targets with a TMA (sm_90 and later), where the software pipeline keeps num_stages A and
+    # B tiles, not the num_stages - 1 of the recipes' rule (Triton's tutorial's): the TMA variant adds one C
+    # tile for its TMA store (bf16 for fp8 inputs), and barriers take at most 64 B. Exact for SPLIT_K 1 on sm_90
+    # (Triton 3.6 and 3.9; bf16, fp8, fp32; every stored point the GPUs ran or refused) and sm_100 (Triton 3.9);
+    # split-K takes more, which the compile still refuses. Without them a tenth of a matmul tune's trials on
+    # sm_90 compiled only to be refused (docs/performance.md, thirty-fifth session)
     "TMA == 0 or GLUON == 1 or (BLOCK_M + BLOCK_N) * BLOCK_K * dtype_bytes * num_stages"
     " + BLOCK_M * BLOCK_N * max(dtype_bytes, 2) + 64 <= smem_bytes",
+    "TMA == 1 or tma == 0 or (BLOCK_M + BLOCK_N) * BLOCK_K * dtype_bytes * num_stages + 64 <= smem_bytes",
     # The Gluon variants: sm_90's (wgmma) and AMD's (CDNA3/CDNA4, `mfma_gluon`); this rule names no knob but
     # GLUON, so it holds even where a recipe's space lacks TMA (as AMD spaces do)
     "GLUON == 0 or wgmma == 1 or mfma_gluon == 1",
