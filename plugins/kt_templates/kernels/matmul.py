@@ -105,7 +105,8 @@ CONSTRAINTS = [
     # tile for its TMA store (bf16 for fp8 inputs), and barriers take at most 64 B. Exact for SPLIT_K 1 on sm_90
     # (Triton 3.6 and 3.9; bf16, fp8, fp32; every stored point the GPUs ran or refused) and sm_100 (Triton 3.9);
     # split-K takes more, which the compile still refuses. Without them a tenth of a matmul tune's trials on
-    # sm_90 compiled only to be refused (docs/performance.md, thirty-fifth session)
+    # sm_90 compiled only to be refused (docs/performance.md, thirty-fifth session). The first names GLUON: a
+    # space without it (matmul_fp32's) drops it, and its TMA points are refused by their compile as before
     "TMA == 0 or GLUON == 1 or (BLOCK_M + BLOCK_N) * BLOCK_K * dtype_bytes * num_stages"
     " + BLOCK_M * BLOCK_N * max(dtype_bytes, 2) + 64 <= smem_bytes",
     "TMA == 1 or tma == 0 or (BLOCK_M + BLOCK_N) * BLOCK_K * dtype_bytes * num_stages + 64 <= smem_bytes",
