@@ -108,10 +108,7 @@ class OneStepStates(RDBStorage):
         trial, value = models.TrialModel.__table__, models.TrialValueModel.__table__
         when = "datetime_start" if state == TrialState.RUNNING else "datetime_complete"
         with self.engine.begin() as connection:
-            found = connection.execute(sqlalchemy.select(trial.c.state).where(trial.c.trial_id == trial_id)).one_or_none()
-            if found is None:
-                raise KeyError(models.NOT_FOUND_MSG)
-            self.check_trial_is_updatable(trial_id, found.state)
+            found = _updatable_trial(self, connection, trial_id)
             # a trial already taken is not written to: a write would queue for SQLite's one writer (threads
             # whose read of the queue is a moment old try trials another thread has just taken)
             if found.state != expected or connection.execute(
@@ -124,6 +121,20 @@ class OneStepStates(RDBStorage):
                     dict(zip(("value", "value_type"), models.TrialValueModel.value_to_stored_repr(v)),
                          trial_id=trial_id, objective=objective) for objective, v in enumerate(values)])
         return True
+
+
+def _updatable_trial(storage: RDBStorage, connection, trial_id: int):
+    """The trial's row (its study and state) read in `connection`'s transaction: KeyError where there is no
+    such trial, Optuna's error where it has finished (`check_trial_is_updatable`)."""
+    import sqlalchemy
+
+    trial = models.TrialModel.__table__
+    found = connection.execute(sqlalchemy.select(trial.c.study_id, trial.c.state)
+                               .where(trial.c.trial_id == trial_id)).one_or_none()
+    if found is None:
+        raise KeyError(models.NOT_FOUND_MSG)
+    storage.check_trial_is_updatable(trial_id, found.state)
+    return found
 
 
 class DeferredTrialWrites(RDBStorage):
@@ -174,11 +185,7 @@ class DeferredTrialWrites(RDBStorage):
         trial, param = models.TrialModel.__table__, models.TrialParamModel.__table__
         user, system = models.TrialUserAttributeModel.__table__, models.TrialSystemAttributeModel.__table__
         with self.engine.begin() as connection:
-            found = connection.execute(sqlalchemy.select(trial.c.study_id, trial.c.state)
-                                       .where(trial.c.trial_id == trial_id)).one_or_none()
-            if found is None:
-                raise KeyError(models.NOT_FOUND_MSG)
-            self.check_trial_is_updatable(trial_id, found.state)
+            found = _updatable_trial(self, connection, trial_id)
             for name, _, spec, unchecked in pending.params:
                 if unchecked:  # the first value of this parameter this process writes: as the study has it
                     stored = connection.execute(
@@ -233,52 +240,51 @@ class _Pending:
         self.system_attrs: dict[str, str] = {}
 
 
-def _replace_attrs(connection, table, trial_id: int, attrs: dict) -> None:
-    """A trial's attributes `attrs` (key: JSON) in `table` (user or system attributes), replacing
-    what the keys held: one upsert on SQLite and PostgreSQL (the tables' unique (trial_id, key)), a
-    delete and an insert elsewhere. Two of a trial's write transactions are one such write, and every
-    statement is time the write lock is held (docs/performance.md, thirty-fifth session)."""
+def _replace(connection, table, keys: tuple, rows: list[dict], **from_sql) -> None:
+    """`rows` of `table`, replacing the rows their `keys` (a unique constraint of the table) held: one upsert
+    on SQLite and PostgreSQL, a delete and an insert elsewhere (every statement is time the write lock is held:
+    docs/performance.md, thirty-fifth session). `from_sql`: columns every row takes from the database (its
+    clock)."""
     import importlib
 
     import sqlalchemy
 
-    rows = [{"trial_id": trial_id, "key": key, "value_json": text} for key, text in attrs.items()]
     if connection.dialect.name in ("sqlite", "postgresql"):
-        upsert = importlib.import_module(f"sqlalchemy.dialects.{connection.dialect.name}").insert(table)
-        connection.execute(upsert.on_conflict_do_update(index_elements=[table.c.trial_id, table.c.key],
-                                                        set_={"value_json": upsert.excluded.value_json}), rows)
+        upsert = importlib.import_module(f"sqlalchemy.dialects.{connection.dialect.name}").insert(table).values(**from_sql)
+        changed = [column for column in [*rows[0], *from_sql] if column not in keys]
+        connection.execute(upsert.on_conflict_do_update(index_elements=[table.c[key] for key in keys],
+                                                        set_={column: upsert.excluded[column] for column in changed}),
+                           rows)
         return
-    connection.execute(sqlalchemy.delete(table).where(table.c.trial_id == trial_id, table.c.key.in_(list(attrs))))
-    connection.execute(sqlalchemy.insert(table), rows)
+    connection.execute(sqlalchemy.delete(table).where(sqlalchemy.or_(
+        *(sqlalchemy.and_(*(table.c[key] == row[key] for key in keys)) for row in rows))))
+    connection.execute(sqlalchemy.insert(table).values(**from_sql), rows)
 
 
-def _renew_heartbeats(connection, trial_ids: list[int], new: bool = False) -> None:
-    """A heartbeat of now (the database's clock) for each of `trial_ids`, replacing the one it had (none where
-    the trials are `new`)."""
+def _replace_attrs(connection, table, trial_id: int, attrs: dict) -> None:
+    """A trial's attributes `attrs` (key: JSON) in `table` (user or system attributes), replacing what the
+    keys held."""
+    _replace(connection, table, ("trial_id", "key"),
+             [{"trial_id": trial_id, "key": key, "value_json": text} for key, text in attrs.items()])
+
+
+def _renew_heartbeats(connection, trial_ids: list[int]) -> None:
+    """A heartbeat of now (the database's clock) for each of `trial_ids`, replacing the one it had."""
     import sqlalchemy
 
-    beat = models.TrialHeartbeatModel.__table__
-    if not new:
-        connection.execute(sqlalchemy.delete(beat).where(beat.c.trial_id.in_(trial_ids)))
-    connection.execute(sqlalchemy.insert(beat).values(heartbeat=sqlalchemy.func.now()),
-                       [{"trial_id": trial_id} for trial_id in trial_ids])
+    _replace(connection, models.TrialHeartbeatModel.__table__, ("trial_id",),
+             [{"trial_id": trial_id} for trial_id in trial_ids], heartbeat=sqlalchemy.func.now())
 
 
-def _write_owner(connection, trial_id: int, new: bool = False) -> None:
-    """This process as the trial's owner (its OWNER system attribute) and the trial's first heartbeat (a `new`
-    trial has neither yet: nothing to replace)."""
+def _write_owner(connection, trial_id: int) -> None:
+    """This process as the trial's owner (its OWNER system attribute) and the trial's first heartbeat."""
     import json
-
-    import sqlalchemy
 
     from kt_cli.processes import this_process
 
-    _renew_heartbeats(connection, [trial_id], new)
-    owner, system = {OWNER: json.dumps(this_process())}, models.TrialSystemAttributeModel.__table__
-    if new:
-        connection.execute(sqlalchemy.insert(system), [{"trial_id": trial_id, "key": OWNER, "value_json": owner[OWNER]}])
-    else:
-        _replace_attrs(connection, system, trial_id, owner)
+    _renew_heartbeats(connection, [trial_id])
+    _replace_attrs(connection, models.TrialSystemAttributeModel.__table__, trial_id,
+                   {OWNER: json.dumps(this_process())})
 
 
 class CoreTrialReads(RDBStorage):
@@ -428,7 +434,7 @@ class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates,
             number = connection.execute(sqlalchemy.select(sqlalchemy.func.count(trial.c.trial_id)).where(
                 trial.c.study_id == study_id, trial.c.trial_id < trial_id)).scalar_one()
             connection.execute(sqlalchemy.update(trial).where(trial.c.trial_id == trial_id).values(number=number))
-            _write_owner(connection, trial_id, new=True)
+            _write_owner(connection, trial_id)
         return FrozenTrial(number=number, state=TrialState.RUNNING, value=None, values=None, datetime_start=started,
                            datetime_complete=None, params={}, distributions={}, user_attrs={}, system_attrs={},
                            intermediate_values={}, trial_id=trial_id)
