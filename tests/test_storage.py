@@ -573,36 +573,25 @@ def test_a_write_refused_as_locked_for_seconds_lands_while_its_patience_lasts(tm
     assert time.monotonic() - started < 5 and "budget_trials" not in study.user_attrs
 
 
-def test_a_core_read_the_database_refuses_reads_every_trial_and_keeps_the_chosen(tmp_path, monkeypatch):
-    """Where the database refuses the chosen trials' query (too many ids in one IN), the Core read falls
-    back as Optuna's does: it reads the study's every trial and keeps the chosen ones."""
-    import sqlalchemy.exc
+def test_a_read_of_more_trial_ids_than_a_query_may_bind_gets_the_chosen_trials(tmp_path):
+    """A study's running trials are re-read by id (an IN list); SQLite binds at most 32766 values in one
+    query. kt's read binds none (the ids are written into its SQL), so a list longer than that still reads
+    exactly the trials Optuna's own read gives."""
     from optuna.storages import RDBStorage
-
-    from kt_cli.search import owned_storages
 
     storage = open_storage(f"sqlite:///{tmp_path}/s.db")
     study = optuna.create_study(study_name="s", storage=storage)
     study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=6)
     for _ in range(3):
         storage.write_deferred(study.ask({"x": optuna.distributions.FloatDistribution(0, 1)})._trial_id)
-    rows, asked = owned_storages._rows, []
-
-    def refusing(session, where):
-        asked.append(where)
-        if len(asked) == 1:
-            raise sqlalchemy.exc.OperationalError("SELECT", {}, Exception("too many SQL variables"))
-        return rows(session, where)
-
-    monkeypatch.setattr(owned_storages, "_rows", refusing)
     trials = RDBStorage._get_trials(storage, study._study_id, None, set(), -1)
     running = {t._trial_id for t in trials if not t.state.is_finished()}
     last = max(t._trial_id for t in trials if t.state.is_finished())
-    chosen = storage._get_trials(study._study_id, None, running | {trials[0]._trial_id}, last - 2)
-    assert len(asked) == 2
-    assert chosen == RDBStorage._get_trials(storage, study._study_id, None, running | {trials[0]._trial_id}, last - 2)
+    included = running | {trials[0]._trial_id} | set(range(-40000, 0))
+    chosen = storage._get_trials(study._study_id, None, included, last - 2)
+    assert chosen == RDBStorage._get_trials(storage, study._study_id, None, included, last - 2)
     assert 0 < len(chosen) < len(trials)
-
+    assert {t._trial_id for t in chosen} >= running | {trials[0]._trial_id}
 
 def test_threads_looking_at_once_share_reads_and_each_sees_what_was_written_before_it_looked(tmp_path, monkeypatch):
     """Every look at a study re-read its running trials, one thread at a time; a process's threads now

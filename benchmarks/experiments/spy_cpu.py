@@ -27,12 +27,13 @@ PARTS = [("_find_and_load", "import"), ("_get_trials (kt_cli", "read trials"), (
 def charged(path: str) -> tuple[Counter, int]:
     """(samples a part, samples waiting) of the process py-spy started."""
     parts, waits = Counter(), 0
-    for line in open(path):
+    for line in open(path, errors="replace"):
         stack, _, count = line.rstrip().rpartition(" ")
         frames = stack.split(";")
-        if sum(f.startswith("process ") for f in frames) != 1:
+        processes = sum(f.startswith("process ") for f in frames)
+        if processes > 1:
             continue
-        own = frames[1:]
+        own = frames[1:] if processes else frames  # `py-spy record -p PID` (no subprocesses) names no process
         if own and any(w in own[-1] for w in WAITS):
             waits += int(count)
             continue

@@ -5,7 +5,6 @@ storage is opened (it imports Optuna)."""
 from __future__ import annotations
 
 import datetime
-import functools
 import threading
 
 from optuna.storages import JournalStorage, RDBStorage
@@ -287,122 +286,40 @@ def _write_owner(connection, trial_id: int) -> None:
                    {OWNER: json.dumps(this_process())})
 
 
-class CoreTrialReads(RDBStorage):
-    """Trials read with SQLAlchemy Core instead of the ORM: the same FrozenTrials, built from rows.
-    Optuna's cached storage reads every unfinished trial again at each look at the study (a budget
-    ledger's read, a look for dead owners), and `kt tune --workers N` keeps about 16 running trials a
-    process: through the ORM a look at 64 running trials took 33-40 ms of CPU on a 2-core CPU machine,
-    and four workers' processes spent their CPU reading each other's trials (docs/performance.md, tenth
-    session)."""
+class DriverTrialReads(RDBStorage):
+    """Trials read through the database driver's cursor instead of the ORM (kt_cli.search.trial_reads): the
+    same FrozenTrials, built from rows. Optuna's cached storage reads every unfinished trial again at each
+    look at the study (a budget ledger's read, a look for dead owners), and `kt tune --workers N` keeps about
+    20 running trials a process: through the ORM a look at 64 running trials took 33-40 ms of CPU on a
+    2-core CPU machine (docs/performance.md, tenth session), through SQLAlchemy Core 15-32 ms of a trial's
+    CPU went to these reads on a 2x H200 host (thirty-sixth session)."""
 
     def _get_trials(self, study_id, states, included_trial_ids, trial_id_greater_than):
         import time
 
-        import sqlalchemy
-        import sqlalchemy.exc
-
+        from kt_cli.search import trial_reads
         from kt_cli.stamps import log_timing
 
-        began, trial = time.time(), models.TrialModel.__table__
-        study = trial.c.study_id == study_id
-        if states is not None:
-            study = study & trial.c.state.in_(list(states))
-        included = {i for i in included_trial_ids if i <= trial_id_greater_than}
-        where = study
-        if included and trial_id_greater_than > -1:
-            where = study & sqlalchemy.or_(trial.c.trial_id.in_(included), trial.c.trial_id > trial_id_greater_than)
-        elif trial_id_greater_than > -1:
-            where = study & (trial.c.trial_id > trial_id_greater_than)
-        with _create_scoped_session(self.scoped_session) as session:
-            models.StudyModel.find_or_raise_by_id(study_id, session)
-            try:
-                rows, children = _rows(session, where)
-            except sqlalchemy.exc.OperationalError:  # likely more trial ids than the database takes in one IN,
-                rows, children = _rows(session, study)  # as Optuna falls back: the study's every trial, then chosen
-                rows = [r for r in rows if r.trial_id in included or r.trial_id > trial_id_greater_than]
-        trials = _frozen_trials(rows, children)
+        began = time.time()
+        where = trial_reads.study_trials(study_id, states, included_trial_ids, trial_id_greater_than)
+        trials = trial_reads.read_trials(self.engine, where)
+        if not trials and not trial_reads.study_exists(self.engine, study_id):
+            raise KeyError(models.NOT_FOUND_MSG)
         log_timing("db", "read", began, time.time(), len(trials))  # (KT_PROFILE_DIR: a look's wall, its trials)
         return trials
 
     def get_trial(self, trial_id: int):
         """One trial, read as _get_trials reads them (Optuna's ask and tell read back the trial they
         made or finished: through the ORM, eager loads of each of its five child tables)."""
-        with _create_scoped_session(self.scoped_session) as session:
-            rows, children = _rows(session, models.TrialModel.__table__.c.trial_id == trial_id)
-        if not rows:
+        from kt_cli.search import trial_reads
+
+        found = trial_reads.read_trials(self.engine, trial_reads.one_trial(trial_id))
+        if not found:
             raise KeyError(models.NOT_FOUND_MSG)
-        return _frozen_trials(rows, children)[0]
+        return found[0]
 
 
-def _rows(session, where) -> tuple[list, dict]:
-    """The trial rows `where` picks, and the rows of each child table of theirs (_child_reads)."""
-    import sqlalchemy
-
-    trial = models.TrialModel.__table__
-    rows = session.execute(sqlalchemy.select(trial.c.trial_id, trial.c.number, trial.c.state, trial.c.datetime_start,
-                                             trial.c.datetime_complete).where(where).order_by(trial.c.trial_id)).all()
-    chosen = sqlalchemy.select(trial.c.trial_id).where(where)
-    children = {name: session.execute(sqlalchemy.select(*columns).where(table.c.trial_id.in_(chosen))
-                                      .order_by(*order)).all()
-                for name, table, columns, order in _child_reads()}
-    return rows, children
-
-
-def _child_reads() -> list:
-    """(name, table, columns, order) of what a FrozenTrial holds besides its trial row."""
-    param, value = models.TrialParamModel.__table__, models.TrialValueModel.__table__
-    user, system = models.TrialUserAttributeModel.__table__, models.TrialSystemAttributeModel.__table__
-    step = models.TrialIntermediateValueModel.__table__
-    return [("params", param, (param.c.trial_id, param.c.param_name, param.c.param_value, param.c.distribution_json),
-             (param.c.param_id,)),
-            ("values", value, (value.c.trial_id, value.c.objective, value.c.value, value.c.value_type), ()),
-            ("user", user, (user.c.trial_id, user.c.key, user.c.value_json), (user.c.trial_user_attribute_id,)),
-            ("system", system, (system.c.trial_id, system.c.key, system.c.value_json),
-             (system.c.trial_system_attribute_id,)),
-            ("steps", step, (step.c.trial_id, step.c.step, step.c.intermediate_value, step.c.intermediate_value_type),
-             (step.c.trial_intermediate_value_id,))]
-
-
-def _frozen_trials(rows: list, children: dict) -> list:
-    """FrozenTrials as Optuna's RDBStorage._build_frozen_trial_from_trial_model builds them."""
-    import json
-
-    from optuna.trial import FrozenTrial
-
-    by_trial = {name: {} for name in children}
-    for name, found in children.items():
-        for row in found:
-            by_trial[name].setdefault(row[0], []).append(row)
-    out = []
-    for row in rows:
-        values = None
-        if row.trial_id in by_trial["values"]:
-            values = [0.0] * len(by_trial["values"][row.trial_id])
-            for _, objective, value, kind in by_trial["values"][row.trial_id]:
-                values[objective] = models.TrialValueModel.stored_repr_to_value(value, kind)
-        params = by_trial["params"].get(row.trial_id, [])
-        out.append(FrozenTrial(
-            number=row.number, state=row.state, value=None, values=values, datetime_start=row.datetime_start,
-            datetime_complete=row.datetime_complete,
-            params={name: _distribution(spec).to_external_repr(value) for _, name, value, spec in params},
-            distributions={name: _distribution(spec) for _, name, _, spec in params},
-            user_attrs={key: json.loads(text) for _, key, text in by_trial["user"].get(row.trial_id, [])},
-            system_attrs={key: json.loads(text) for _, key, text in by_trial["system"].get(row.trial_id, [])},
-            intermediate_values={step: models.TrialIntermediateValueModel.stored_repr_to_intermediate_value(value, kind)
-                                 for _, step, value, kind in by_trial["steps"].get(row.trial_id, [])},
-            trial_id=row.trial_id))
-    return out
-
-
-@functools.lru_cache(maxsize=1024)
-def _distribution(spec: str):
-    """A parameter's distribution from its stored JSON (a study's parameters share a handful of them)."""
-    from optuna.distributions import json_to_distribution
-
-    return json_to_distribution(spec)
-
-
-class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates, CoreTrialReads):
+class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates, DriverTrialReads):
     def _create_new_trial(self, study_id, template_trial=None):
         if template_trial is None:  # asked for, not enqueued: its owner is this process, recorded as it is made
             trial = again_when_locked(lambda: self._insert_asked_trial(study_id))
