@@ -104,7 +104,9 @@ def cli(ctx):
 
 
 def main():
+    from kt_cli.hand_offs import quick_hand_offs
     from kt_cli.resident.lease import allow
 
+    quick_hand_offs()
     allow()  # a kt command may fork its workers from `kt serve`'s resident server
     cli()

@@ -513,3 +513,35 @@ def test_a_run_refused_after_its_workers_started_leaves_no_process_and_no_file(t
     assert result.returncode == 2 and "unknown vendor" in result.stderr, result.stderr
     assert not wait_until_gone(tmp_path / "tmp", 10)
     assert not (tmp_path / "out").exists()
+
+
+def _report_switch_interval(scratch: str, report: str) -> None:
+    import sys
+
+    from kt_cli.evaluate.pool import enter_worker
+
+    enter_worker(dict(os.environ), scratch, os.path.join(scratch, "output.txt"), os.getppid())
+    with open(report, "w") as sink:
+        sink.write(repr(sys.getswitchinterval()))
+
+
+def test_kts_processes_and_their_workers_hand_work_between_threads_within_a_millisecond(tmp_path):
+    """A thread woken by another waits for the GIL up to the switch interval: 5 ms by default, which held the
+    device idle between two candidates' requests (kt_cli.hand_offs). kt's command-line processes and every
+    worker they start run at 1 ms; the test's own process keeps its own."""
+    import multiprocessing
+    import sys
+
+    from kt_cli.hand_offs import SWITCH_INTERVAL_S
+
+    script = ("import atexit, sys; atexit.register(lambda: sys.stderr.write(f'interval {sys.getswitchinterval()!r}'));"
+              " from kt_cli.cli import main; sys.argv = ['kt', '--help']; main()")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=process_env(), timeout=120)
+    assert done.returncode == 0 and f"interval {SWITCH_INTERVAL_S!r}" in done.stderr
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "scratch" / "output.txt").touch()
+    child = multiprocessing.get_context("spawn").Process(
+        target=_report_switch_interval, args=(str(tmp_path / "scratch"), str(tmp_path / "interval")))
+    child.start()
+    child.join(120)
+    assert float((tmp_path / "interval").read_text()) == SWITCH_INTERVAL_S != sys.getswitchinterval()

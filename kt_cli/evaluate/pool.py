@@ -37,7 +37,11 @@ NICE_ENV = "KT_WORKER_NICE"  # a worker's niceness increment (a pool of backgrou
 
 def enter_worker(env: dict, scratch_dir: str, output_path: str, parent_pid: int) -> None:
     """A worker's start, before anything of kt runs there: kt's environment of now (a forked worker starts
-    with the fork server's), its niceness, its scratch directory (kt_cli.evaluate.containment)."""
+    with the fork server's), its niceness, its GIL switch interval (kt_cli.hand_offs), its scratch directory
+    (kt_cli.evaluate.containment)."""
+    from kt_cli.hand_offs import quick_hand_offs
+
+    quick_hand_offs()
     os.environ.clear()
     os.environ.update(env)
     if env.get(NICE_ENV):

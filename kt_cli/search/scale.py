@@ -133,8 +133,10 @@ class _ParentState:
 
 
 def _child(conn, parent_pid: int, parent: _ParentState | None = None) -> None:
+    from kt_cli.hand_offs import quick_hand_offs
     from kt_cli.resident.lease import allow
 
+    quick_hand_offs()
     if parent is not None:
         parent.adopt()
     allow()  # a kt process, as the one that started it
