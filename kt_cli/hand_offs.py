@@ -6,9 +6,10 @@ device's answer reaches the candidate's thread, that thread hands the device on 
 request then goes to the device's worker. Once a study-driving process no longer spent its CPU reading the
 study (trial_reads), each such hand-over waited for the GIL while the process's other threads (asks, writes,
 relays) ran, and the device sat idle 10-15 ms (median) between two requests with two workers on a 2x H200 host.
-At 1 ms the median gap was 6-11 ms and each device busy 70-82% of the middle of the run against 50-69%
-(docs/performance.md, thirty-sixth session). Set in kt's command-line processes and in every worker they
-start, never by `kt_cli.load` (an application's own process keeps its own setting)."""
+At 1 ms the median gap was 6-11 ms and each device busy 70-82% of the middle of the run against 50-69%; on
+another host, whose cores the compiles kept 90% busy, it changed nothing (docs/performance.md, thirty-sixth
+session). Set in kt's command-line processes and in every worker they start, never by `kt_cli.load` (an
+application's own process keeps its own setting)."""
 
 from __future__ import annotations
 
