@@ -57,21 +57,20 @@ def test_nothing_read_is_not_kept_and_an_unwritable_cache_still_answers(tmp_path
 
 def test_a_candidate_compiled_again_is_not_disassembled_again(tmp_path, monkeypatch):
     """Through the compile pool's request: the second compile of a point (Triton's cache has the binary)
-    runs no disassembler and gives the cost model the same instruction mix."""
+    reads no instruction mix again (no decode, no disassembler) and gives the cost model the same one."""
     from kt_cli import plugins
     from kt_cli.evaluate.requests import compile_candidate
     import vendor_nvidia.plugin as nvidia
 
     monkeypatch.setenv("KT_CACHE_DIR", str(tmp_path))
     disassembled = []
-    real = nvidia._cuobjdump
+    real = nvidia.sass_mix
 
-    def counting(cubin, flag):
-        if flag == "-sass":
-            disassembled.append(len(cubin))
-        return real(cubin, flag)
+    def counting(cubin):
+        disassembled.append(len(cubin))
+        return real(cubin)
 
-    monkeypatch.setattr(nvidia, "_cuobjdump", counting)
+    monkeypatch.setattr(nvidia, "sass_mix", counting)
     target = plugins.target("nvidia:sm_90")
     source = template("softmax")
     candidate = Candidate(source.path, {"BLOCK_N": 1024, "ROWS": 1, "ROW_STAGES": 1, "num_warps": 4,

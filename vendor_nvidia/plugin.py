@@ -74,7 +74,9 @@ _WIDTH_BYTES = {"128": 16, "64": 8, "U16": 2, "S16": 2, "U8": 1, "S8": 1}
 _SASS_OP = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?P<guard>@!?U?P\w+\s+)?([A-Z][A-Z0-9_]+)((?:\.[A-Z0-9_]+)*)([^;]*)")
 _MMA_SHAPE = re.compile(r"\.(\d+)x(\d+)x(\d+)")  # a warpgroup MMA's m x n x k: HGMMA.64x256x16.F32.BF16
 _BRANCH_TARGET = re.compile(r"0x([0-9a-f]+)")
-SASS_READER = (__file__, inspect.getfile(LoadPhases))  # the code sass_mix's result depends on
+# the code sass_mix's result depends on (binary_features caches what it read under their fingerprint)
+SASS_READER = (__file__, inspect.getfile(LoadPhases), os.path.join(os.path.dirname(__file__), "sass_fields.py"),
+               os.path.join(os.path.dirname(__file__), "sass_sm90.py"))
 
 
 def _cuobjdump(cubin: bytes, flag: str) -> str:
@@ -116,39 +118,63 @@ def barrier_warps(modifiers: str, operands: str) -> int | None:
 
 
 def sass_mix(cubin: bytes) -> dict:
-    """Instruction classes counted in the SASS `cuobjdump -sass` prints (static counts), the MMAs
-    issued per warpgroup (`mma_warpgroup`), and `global_load_bytes`: the bytes per thread the static
-    global loads ask for (LDG/LDGSTS width modifiers; 4 bytes without one), and the most of them
-    between two reductions across warps (kt_cli.vendor.LoadPhases: a BAR after SHFLs); and the
-    innermost loop holding warpgroup MMAs (kt_cli.vendor.innermost_mma_loop: one pass's instructions,
-    the FLOPs of its MMAs, 2 m n k each from the opcode's shape, and the warps its barriers wait for)."""
-    mix = {"total": 0}
-    phases = LoadPhases(mix)
-    code = []
-    for m in _SASS_OP.finditer(_cuobjdump(cubin, "-sass")):
-        mix["total"] += 1
+    """Instruction classes counted in the SASS (static counts), the MMAs issued per warpgroup
+    (`mma_warpgroup`), and `global_load_bytes`: the bytes per thread the static global loads ask for
+    (LDG/LDGSTS width modifiers; 4 bytes without one), and the most of them between two reductions across
+    warps (kt_cli.vendor.LoadPhases: a BAR after SHFLs); and the innermost loop holding warpgroup MMAs
+    (kt_cli.vendor.innermost_mma_loop: one pass's instructions, the FLOPs of its MMAs, 2 m n k each from the
+    opcode's shape, and the warps its barriers wait for). The instructions are decoded from the cubin's bytes
+    where its architecture's table knows every one of them (vendor_nvidia.sass_fields), else read from what
+    `cuobjdump -sass` prints."""
+    from vendor_nvidia import sass_fields
+
+    found = sass_fields.instructions(cubin)
+    return mix_of(found if found is not None else printed_instructions(_cuobjdump(cubin, "-sass")))
+
+
+def printed_instructions(sass: str) -> list:
+    """The instructions `cuobjdump -sass` printed, as sass_fields.Instruction."""
+    from vendor_nvidia.sass_fields import Instruction
+
+    out = []
+    for m in _SASS_OP.finditer(sass):
         address, op, modifiers, operands = int(m.group(1), 16), m.group(3), m.group(4), m.group(5)
-        kind = SASS_CLASSES.get(op)
-        if kind:
-            mix[kind] = mix.get(kind, 0) + 1
-        flops = shared = 0
+        load_bytes = flops = shared = 0
         if op in WARPGROUP_MMA:
-            mix["mma_warpgroup"] = mix.get("mma_warpgroup", 0) + 1
             shape = _MMA_SHAPE.search(modifiers + operands)  # (the shape ends the modifiers: ".64" then "x256x16")
             flops = 2 * int(shape.group(1)) * int(shape.group(2)) * int(shape.group(3)) if shape else 0
             shared = wgmma_shared_bytes(op, shape, operands) if shape else 0
-        if op == "SHFL":
-            phases.cross_lane()
-        elif op == "BAR":
-            phases.barrier()
         elif op in GLOBAL_LOADS:
             width = _LOAD_WIDTH.search(modifiers)
-            phases.load(_WIDTH_BYTES[width.group(1)] if width else 4)
+            load_bytes = _WIDTH_BYTES[width.group(1)] if width else 4
         # a loop's back edge is conditional; an unconditional branch back is a cold path's return (an mbarrier
         # wait's retry, placed after the kernel's exit, jumping back into the code it left)
         target = _BRANCH_TARGET.search(operands) if op == "BRA" and m.group("guard") else None
-        code.append((address, flops, int(target.group(1), 16) if target else None, shared,
-                     barrier_warps(modifiers, operands) if op == "BAR" else None))
+        out.append(Instruction(address, op, load_bytes, flops, shared,
+                               barrier_warps(modifiers, operands) if op == "BAR" else None,
+                               int(target.group(1), 16) if target else None))
+    return out
+
+
+def mix_of(instructions: list) -> dict:
+    """sass_mix's figures from a function's instructions (sass_fields.Instruction) in program order."""
+    mix = {"total": 0}
+    phases = LoadPhases(mix)
+    code = []
+    for inst in instructions:
+        mix["total"] += 1
+        kind = SASS_CLASSES.get(inst.op)
+        if kind:
+            mix[kind] = mix.get(kind, 0) + 1
+        if inst.op in WARPGROUP_MMA:
+            mix["mma_warpgroup"] = mix.get("mma_warpgroup", 0) + 1
+        if inst.op == "SHFL":
+            phases.cross_lane()
+        elif inst.op == "BAR":
+            phases.barrier()
+        elif inst.op in GLOBAL_LOADS:
+            phases.load(inst.load_bytes)
+        code.append((inst.address, inst.flops, inst.target, inst.shared, inst.barrier_warps))
     phases.close()
     mix.update(innermost_mma_loop(code))
     if "loop_mma_flops" in mix:
