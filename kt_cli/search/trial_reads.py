@@ -36,7 +36,7 @@ _CHILDREN = (
 
 def study_trials(study_id: int, states=None, included=(), after: int = -1) -> str:
     """The SQL condition on `trials` of RDBStorage._get_trials: the study's trials in `states` (None: any)
-    and, where `after` > -1, only those numbered in `included` or with an id above `after`."""
+    and, where `after` > -1, only those whose id is in `included` or above `after`."""
     where = f"study_id = {int(study_id)}"
     if states is not None:
         where += " AND state IN (" + ", ".join(f"'{TrialState(s).name}'" for s in states) + ")"
