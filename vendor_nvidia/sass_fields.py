@@ -57,16 +57,13 @@ def text_sections(cubin: bytes) -> list[tuple[str, bytes]]:
     return out
 
 
-def instructions(cubin: bytes, tables: dict | None = None) -> list[Instruction] | None:
+def instructions(cubin: bytes) -> list[Instruction] | None:
     """The instructions of the cubin's one function, decoded with its architecture's table; None where there is
     no table, more than one function, or anything the table did not learn (nvdisasm reads those)."""
-    if tables is None:
-        from vendor_nvidia.sass_sm90 import TABLE
-
-        tables = {90: TABLE}
-    table = tables.get(sm_of(cubin))
-    if table is None:
+    if sm_of(cubin) != 90:  # the one architecture with a table
         return None
+    from vendor_nvidia.sass_sm90 import TABLE as table
+
     try:
         sections = text_sections(cubin)
     except (struct.error, ValueError, IndexError):

@@ -12,6 +12,7 @@ list of any length passes no driver's limit on parameters."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
 import json
@@ -53,30 +54,34 @@ def one_trial(trial_id: int) -> str:
 
 def read_trials(engine, where: str) -> list[FrozenTrial]:
     """The FrozenTrials of the trials `where` picks, in trial id order."""
+    chosen = f"SELECT trial_id FROM trials WHERE {where}"
+    with _cursor(engine) as cursor:
+        cursor.execute(_TRIALS.format(where=where))
+        rows = cursor.fetchall()
+        children = {}
+        for name, select in _CHILDREN:
+            cursor.execute(select.format(chosen=chosen))
+            children[name] = cursor.fetchall()
+    return frozen_trials(rows, children)
+
+
+def study_exists(engine, study_id: int) -> bool:
+    with _cursor(engine) as cursor:
+        cursor.execute(f"SELECT 1 FROM studies WHERE study_id = {int(study_id)}")
+        return cursor.fetchone() is not None
+
+
+@contextlib.contextmanager
+def _cursor(engine):
+    """A cursor of the driver on a pooled connection; the driver's errors raised as Optuna's storage error."""
     from optuna.exceptions import StorageInternalError
 
     with engine.connect() as connection:
         cursor = connection.connection.cursor()
         try:
-            cursor.execute(_TRIALS.format(where=where))
-            rows = cursor.fetchall()
-            children = {}
-            for name, select in _CHILDREN:
-                cursor.execute(select.format(chosen=f"SELECT trial_id FROM trials WHERE {where}"))
-                children[name] = cursor.fetchall()
+            yield cursor
         except engine.dialect.loaded_dbapi.Error as exc:
             raise StorageInternalError(f"reading trials failed: {exc}") from exc
-        finally:
-            cursor.close()
-    return frozen_trials(rows, children)
-
-
-def study_exists(engine, study_id: int) -> bool:
-    with engine.connect() as connection:
-        cursor = connection.connection.cursor()
-        try:
-            cursor.execute(f"SELECT 1 FROM studies WHERE study_id = {int(study_id)}")
-            return cursor.fetchone() is not None
         finally:
             cursor.close()
 
