@@ -40,11 +40,13 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     shared = storage is not None or workers > 1  # processes sharing a study each get a sampler seed of their own
     generator = recipe_generator(recipe)  # an unknown generator is named before anything else
     start_fork_server_in_background()  # every worker is forked from it: it boots while devices are detected
-    prepared = None
-    if workers == 1 and not getattr(generator, "needs_context", False):
-        # the module inspected while the devices are detected (the compile pool starts once they are)
-        prepared = Preparation(recipe, kernel_source(recipe, [], out_dir))
+    # the module inspected while the devices are detected (the compile pool starts once they are), here or
+    # in each of the workers; a generator that builds its module for the targets planned builds it after
+    source = None if getattr(generator, "needs_context", False) else kernel_source(recipe, [], out_dir)
+    prepared = Preparation(recipe, source) if workers == 1 and source is not None else None
     early = scale.EarlyWorkers(workers) if workers > 1 else None  # they start while the devices are detected
+    if early is not None and source is not None:
+        early.ahead(Preparation, recipe=recipe, source=source, processes_on_host=workers)
     try:
         InBackground(import_ahead)  # Optuna and its storage's imports: the devices are planned once detected
         devices = detect_devices_apart()
@@ -52,7 +54,8 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         mark("devices detected")
         check_recipe_space(recipe, plans)  # before any file is written
         if workers > 1:
-            source = kernel_source(recipe, plans, out_dir)  # built once: workers share it (an llm loop runs once)
+            if source is None:  # built once: workers share it (an llm loop runs once)
+                source = kernel_source(recipe, plans, out_dir)
             studies, tally, results = _tune_in_workers(workers, recipe, requested_targets, plans, storage_url,
                                                        progress, source, early, devices)
     except BaseException:
@@ -63,7 +66,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         if early is not None:
             early.cancel()  # any not ended by now: the run was refused before they had their jobs
     if workers == 1:
-        source = prepared.evaluator.source if prepared is not None else kernel_source(recipe, plans, out_dir)
+        source = source if source is not None else kernel_source(recipe, plans, out_dir)
         source, plans, studies, tally, results = _tune_here(recipe, requested_targets, storage_url, shared,
                                                             progress, source, prepared, plans)
     if profile:
@@ -79,6 +82,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         if tally.written_by is not None:
             return Path(tally.written_by["path"]), results, tally
     path = artifact.write(out_dir, recipe, source, results, plans, scale.redact(storage_url))
+    mark("artifact written")
     if storage is not None and not tally.found_complete:
         scale.artifact_written(storage_url, [s for _, _, s in studies])
     if missing:
@@ -112,6 +116,7 @@ def _tune_in_workers(workers: int, recipe: Recipe, requested_targets, plans: lis
                                                          processes_on_host=workers),
                               poll, each=lambda i: {"finish": finish, "pairs": (i, workers)}, early=early,
                               devices=devices)
+    mark("workers ended")
     studies = [(plan, shape, scale.load_study(name, storage_url)) for plan, shape, name in names]
     collected = artifact.collect(studies, recipe.search.shortlist)
     paired = tally.results or [None] * len(collected)

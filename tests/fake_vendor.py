@@ -14,7 +14,8 @@ Environment (read in every process, so workers see it too):
   (a test writes it between candidates: the device's clock slowed down or sped up, for everything
   timed on it alike);
 - KT_FAKE_THROTTLED=1: the device reports that it slowed down;
-- KT_FAKE_PRUNE=1: measured tuning may prune with the cost model (Vendor.model_prunes).
+- KT_FAKE_PRUNE=1: measured tuning may prune with the cost model (Vendor.model_prunes);
+- KT_FAKE_DETECT_LOG: a file each process that detects the devices appends its pid to.
 Its "binary" spills 4 bytes a thread for each value of a BLOCK constexpr past 64 a thread.
 """
 
@@ -110,6 +111,9 @@ class FakeVendor(Vendor):
         return os.environ.get("KT_FAKE_PRUNE") == "1"
 
     def detect_devices(self) -> list[Device]:
+        if os.environ.get("KT_FAKE_DETECT_LOG"):  # which processes detected the devices
+            with open(os.environ["KT_FAKE_DETECT_LOG"], "a") as log:
+                log.write(f"{os.getpid()}\n")
         pinned = os.environ.get("KT_FAKE_DEVICE")
         indices = [int(pinned)] if pinned else range(int(os.environ.get("KT_FAKE_DEVICES", "1")))
         return [Device(NAME, i, "Fake CPU device", TARGET, {"cores": os.cpu_count()}) for i in indices]

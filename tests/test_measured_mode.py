@@ -111,7 +111,8 @@ def test_kt_check_passes_an_unchanged_kernel_and_catches_a_slower_one(fake_devic
 
 def test_workers_share_the_studies_across_two_fake_devices(write, tmp_path):
     out = tmp_path / "out"
-    env = {"KT_PLUGINS": "tests.fake_vendor", "KT_FAKE_DEVICES": "2"}
+    detections = tmp_path / "detections.log"
+    env = {"KT_PLUGINS": "tests.fake_vendor", "KT_FAKE_DEVICES": "2", "KT_FAKE_DETECT_LOG": str(detections)}
     recipe = dsl_recipe(write, trials=4, shapes="[{N = 4096}, {N = 8192}]")
     result = kt_process("tune", recipe, *FAKE, "--out", out, "--workers", "2", env=env, timeout=600)
     assert result.returncode == 0, result.stderr
@@ -120,6 +121,10 @@ def test_workers_share_the_studies_across_two_fake_devices(write, tmp_path):
         points = [json.dumps(t["params"], sort_keys=True) for t in trials if t["shape"]["N"] == n]
         assert len(points) == 4 and len(set(points)) == 4
     assert {t["worker"]["device"] for t in trials} == {"Fake CPU device #0", "Fake CPU device #1"}
+    # the processes driving the studies were handed their device: none detected it again (on a GPU host
+    # that initialised the runtime in each of them, 1.7 s of its start)
+    drivers = {t["worker"]["pid"] for t in trials}
+    assert len(drivers) == 2 and not drivers & {int(pid) for pid in detections.read_text().split()}
     # each winner was paired with its reference (the workers share the pairings out, each on its own
     # device, as their studies end): what kt check compares
     results = _manifest(out)["results"]

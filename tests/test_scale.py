@@ -397,14 +397,15 @@ class FakeGpus:
 
 def test_workers_are_pinned_one_per_gpu_through_the_vendor_plugin(plugin):
     from kt_cli.errors import BadInput
-    from kt_cli.search.scale import worker_count, worker_envs
+    from kt_cli.search.scale import worker_count, worker_pins
 
     assert worker_count("auto") == 1  # no GPU on this host
     plugin(FakeGpus(), "fake-gpus")
     assert worker_count("auto") == 2
-    assert worker_envs(2) == [{"FAKE_VISIBLE_DEVICES": "0"}, {"FAKE_VISIBLE_DEVICES": "1"}]
+    assert [env for env, _ in worker_pins(2)] == [{"FAKE_VISIBLE_DEVICES": "0"}, {"FAKE_VISIBLE_DEVICES": "1"}]
+    assert [[d.index for d in seen] for _, seen in worker_pins(2)] == [[0], [1]]  # the base Vendor's view
     with pytest.raises(BadInput, match="3 workers need 3 GPUs"):
-        worker_envs(3)
+        worker_pins(3)
     with pytest.raises(BadInput, match="--workers: must be a positive number or auto"):
         worker_count("0")
 
@@ -415,6 +416,9 @@ def test_nvidia_and_amd_pin_with_their_own_variables():
 
     assert vendor("nvidia").pin_env(Device("nvidia", 1, "H100", "nvidia:sm_90")) == {"CUDA_VISIBLE_DEVICES": "1"}
     assert vendor("amd").pin_env(Device("amd", 3, "MI300X", "amd:gfx942")) == {"HIP_VISIBLE_DEVICES": "3"}
+    # a process so pinned sees its one device as the first, as the runtime would number it
+    assert vendor("nvidia").pinned_view(Device("nvidia", 1, "H100", "nvidia:sm_90")).index == 0
+    assert vendor("amd").pinned_view(Device("amd", 3, "MI300X", "amd:gfx942")) == Device("amd", 0, "MI300X", "amd:gfx942")
 
 
 def test_journal_study_retries_a_trial_left_running_by_a_dead_process(tmp_path):

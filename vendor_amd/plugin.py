@@ -3,6 +3,8 @@ resources from the AMDGCN assembly, and `kt rocprof-time`."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 
 from kt_cli.hookspecs import hookimpl
@@ -178,6 +180,9 @@ class AmdVendor(Vendor):
 
     def pin_env(self, device: Device) -> dict:
         return {"HIP_VISIBLE_DEVICES": str(device.index)}
+
+    def pinned_view(self, device: Device) -> Device:
+        return dataclasses.replace(device, index=0)  # the only device HIP_VISIBLE_DEVICES leaves is the first
 
     def watched_names(self) -> tuple:
         return TORCH_DEVICE_CONTROL

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import inspect
 import os
 import re
@@ -250,6 +252,9 @@ class NvidiaVendor(Vendor):
 
     def pin_env(self, device: Device) -> dict:
         return {"CUDA_VISIBLE_DEVICES": str(device.index)}
+
+    def pinned_view(self, device: Device) -> Device:
+        return dataclasses.replace(device, index=0)  # the only device CUDA_VISIBLE_DEVICES leaves is the first
 
     def watched_names(self) -> tuple:
         return TORCH_DEVICE_CONTROL

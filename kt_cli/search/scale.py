@@ -15,8 +15,9 @@ from kt_cli import plugins
 from kt_cli.errors import BadInput, EnvironmentProblem, JobFailed, KtError
 from kt_cli.processes import end_with_parent
 from kt_cli.recipe import limits
-from kt_cli.search.storage import HOST
+from kt_cli.search.storage import HOST, close_engines
 from kt_cli.search.tally import Tally
+from kt_cli.stamps import mark
 
 POLL_S = 2.0
 ARTIFACT_CLAIM = "kt-artifact|"  # prefix of the marker studies that record who wrote an artifact
@@ -36,23 +37,25 @@ def worker_count(text: str) -> int:
     return count
 
 
-def worker_envs(count: int, found: list | None = None) -> list[dict]:
-    """The environment of each worker: with GPUs present (`found`, when detected already), each sees
-    only its own (the vendor plugin names the variable); in static mode the workers share the CPU."""
+def worker_pins(count: int, found: list | None = None) -> list[tuple[dict, list]]:
+    """Each worker's environment and the devices it sees in it: with GPUs present (`found`, when
+    detected already), each sees only its own (the vendor plugin names the variable and says how the
+    pinned process sees the device); in static mode the workers share the CPU and see no device."""
     found = plugins.devices() if found is None else found
     if not found:
-        return [{} for _ in range(count)]
+        return [({}, []) for _ in range(count)]
     if count > len(found):
         raise BadInput(f"--workers: {count} workers need {count} GPUs, this host has {len(found)}; "
                        f"pass --workers {len(found)} or --workers auto")
-    envs = []
+    pins = []
     for device in found[:count]:
-        env = plugins.vendor(device.vendor).pin_env(device)
+        vendor = plugins.vendor(device.vendor)
+        env = vendor.pin_env(device)
         if not env:
             raise EnvironmentProblem(f"no plugin can pin a worker to {device.vendor} device {device.index} "
                                      f"({device.name}); run with --workers 1")
-        envs.append(dict(env))
-    return envs
+        pins.append((dict(env), [vendor.pinned_view(device)]))
+    return pins
 
 
 def sampler_seed(seed: int) -> int:
@@ -96,6 +99,14 @@ class EarlyWorkers:
             if own is not None:
                 own.close()
             self.started.append((proc, parent_end))
+
+    def ahead(self, make, **kwargs) -> None:
+        """Have each worker call `make(**kwargs)` now, while this process detects the devices, and hand
+        what it returns to its job as `prepared` (kt_cli.search.studies.Preparation: the evaluator and
+        its module's inspection, which nothing pins to a device). Begun once the job came, the inspection
+        held each worker's first trial 2.1 s on a 2x H200 host (results/s47/decoder)."""
+        for _, conn in self.started:
+            conn.send(("ahead", make, kwargs))
 
     def cancel(self) -> None:
         """End the workers still running: a refused run's, which have done nothing but start (a fork
@@ -150,13 +161,36 @@ def _child(conn, parent_pid: int, parent: _ParentState | None = None) -> None:
 
     import_ahead()  # what its studies' storage needs, before the job comes
 
-    env, run, job = conn.recv()
+    message, ahead = conn.recv(), {}
+    if message[0] == "ahead":
+        _, make, kwargs = message
+        ahead = {"prepared": make(**kwargs)}
+        message = conn.recv()
+    _, env, run, job = message
     os.environ.update(env)  # before anything initialises a GPU runtime
     try:
-        *_, tally = run(**job)
-        conn.send(("ok", tally))
+        *_, tally = run(**job, **ahead)
+        outcome = ("ok", tally)
     except KtError as exc:
-        conn.send(("error", exc))
+        outcome = ("error", exc)
+    conn.send(outcome)
+    mark("outcome sent")
+    _end_at_once()
+
+
+def _end_at_once() -> None:
+    """End a worker whose outcome is sent: its evaluator's processes are stopped (run_studies), its
+    storage's connections closed and its fork server ended here. The interpreter's own finalisation, with torch imported, took
+    0.5 s more on this CPU machine, and the parent waits for it: every `kt tune --workers` run's end."""
+    import sys
+
+    from kt_cli.evaluate.pool import end_own_fork_server
+
+    close_engines()
+    end_own_fork_server()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def run_workers(count: int, run, job: dict, progress=None, each=None,
@@ -165,15 +199,16 @@ def run_workers(count: int, run, job: dict, progress=None, each=None,
     name) in `count` processes (`early`'s, when started ahead) and wait for them; worker i gets `each(i)`'s
     arguments too (what its process does as the studies end). Returns their
     tallies summed; raises the first worker's error when none finished. `devices`: those present, when
-    detected already (detected here again, this process imported torch: 3.7 s on an H100 host)."""
+    detected already (detected here again, this process imported torch: 3.7 s on an H100 host); each
+    worker's job gets its own as `devices`, seen through its pin."""
     import multiprocessing.connection
 
-    envs = worker_envs(count, devices)
+    pins = worker_pins(count, devices)
     workers = (early or EarlyWorkers(count)).started
     outcomes = {}
     try:
-        for i, ((_, conn), env) in enumerate(zip(workers, envs)):
-            conn.send((env, run, {**job, **(each(i) if each else {})}))
+        for i, ((_, conn), (env, seen)) in enumerate(zip(workers, pins)):
+            conn.send(("job", env, run, {**job, **(each(i) if each else {}), "devices": seen}))
         while len(outcomes) < len(workers):
             for i, (proc, conn) in enumerate(workers):
                 if i in outcomes:

@@ -95,7 +95,15 @@ def _write_ahead(engine) -> None:
 # index): at exit every engine still open closes its pooled connections, so that a finished run leaves
 # the one .db file beside the artifact.
 _ENGINES: weakref.WeakSet = weakref.WeakSet()
-atexit.register(lambda: [engine.dispose() for engine in list(_ENGINES)])
+
+
+def close_engines() -> None:
+    """Close every open engine's pooled connections: at exit, or before a process ends at once."""
+    for engine in list(_ENGINES):
+        engine.dispose()
+
+
+atexit.register(close_engines)
 
 
 def _postgres_driver(url: str) -> str:

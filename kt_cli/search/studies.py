@@ -166,7 +166,8 @@ class Preparation:
 
 def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url: str, shared: bool,
                 progress=None, source=None, finish=None, processes_on_host: int = 1,
-                prepared: Preparation | None = None, plans: list | None = None, pairs: tuple[int, int] = (0, 1)):
+                prepared: Preparation | None = None, plans: list | None = None, pairs: tuple[int, int] = (0, 1),
+                devices: list | None = None):
     """Drive every study of the recipe to its budget. Returns (source, plans, [(plan, shape, study)], tally).
     `finish(plan, shape, study, evaluator)`, if given, runs for each study as soon as it ends, while the
     others still run and the evaluator's workers are up (the winner's pairing with its reference reuses
@@ -174,11 +175,11 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     studies' order. `pairs`: (this process, the processes of `kt tune --workers`): `finish` runs here for
     every such study in turn from this one, None stands for the others' (results/s44/start). `prepared`:
     the run's evaluator and module inspection, already begun (of `source`); `plans`: the targets, already
-    planned in this process (else the devices are detected here)."""
+    planned in this process; `devices`: those present, already detected (else they are detected here)."""
     if prepared is None and source is not None:  # the inspection beside the device detection below
         prepared = Preparation(recipe, source, processes_on_host)
     try:
-        plans = plans if plans is not None else plan_targets(recipe, requested_targets)
+        plans = plans if plans is not None else plan_targets(recipe, requested_targets, devices)
     except BaseException:
         if prepared is not None:
             prepared.close()
@@ -222,7 +223,9 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     finally:
         tally.wall_seconds = time.perf_counter() - started
         tally.device_busy_seconds = evaluator.device_busy_seconds
+        mark("studies ended")
         evaluator.close()
+        mark("evaluator closed")
     return source, plans, studies, tally
 
 
