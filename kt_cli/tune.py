@@ -40,13 +40,11 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
     shared = storage is not None or workers > 1  # processes sharing a study each get a sampler seed of their own
     generator = recipe_generator(recipe)  # an unknown generator is named before anything else
     start_fork_server_in_background()  # every worker is forked from it: it boots while devices are detected
-    # the module inspected while the devices are detected (the compile pool starts once they are), here or
-    # in each of the workers; a generator that builds its module for the targets planned builds it after
-    source = None if getattr(generator, "needs_context", False) else kernel_source(recipe, [], out_dir)
-    prepared = Preparation(recipe, source) if workers == 1 and source is not None else None
+    prepared = None
+    if workers == 1 and not getattr(generator, "needs_context", False):
+        # the module inspected while the devices are detected (the compile pool starts once they are)
+        prepared = Preparation(recipe, kernel_source(recipe, [], out_dir))
     early = scale.EarlyWorkers(workers) if workers > 1 else None  # they start while the devices are detected
-    if early is not None and source is not None:
-        early.ahead(Preparation, recipe=recipe, source=source, processes_on_host=workers)
     try:
         InBackground(import_ahead)  # Optuna and its storage's imports: the devices are planned once detected
         devices = detect_devices_apart()
@@ -54,8 +52,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         mark("devices detected")
         check_recipe_space(recipe, plans)  # before any file is written
         if workers > 1:
-            if source is None:  # built once: workers share it (an llm loop runs once)
-                source = kernel_source(recipe, plans, out_dir)
+            source = kernel_source(recipe, plans, out_dir)  # built once: workers share it (an llm loop runs once)
             studies, tally, results = _tune_in_workers(workers, recipe, requested_targets, plans, storage_url,
                                                        progress, source, early, devices)
     except BaseException:
@@ -66,7 +63,7 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         if early is not None:
             early.cancel()  # any not ended by now: the run was refused before they had their jobs
     if workers == 1:
-        source = source if source is not None else kernel_source(recipe, plans, out_dir)
+        source = prepared.evaluator.source if prepared is not None else kernel_source(recipe, plans, out_dir)
         source, plans, studies, tally, results = _tune_here(recipe, requested_targets, storage_url, shared,
                                                             progress, source, prepared, plans)
     if profile:

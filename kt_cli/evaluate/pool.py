@@ -172,9 +172,10 @@ def start_fork_server_in_background() -> None:
 
 def end_own_fork_server() -> None:
     """End the fork server this process started, at once: left to see its parent's end, it finalises an
-    interpreter with torch imported, holding the standard output kt's own parent may read to its end
-    (0.3 s on this CPU machine, 0.5 s on an H200 host: results/s47/decoder). Its workers are stopped or
-    end with their parent; the resident server of `kt serve` is never this process's own."""
+    interpreter with torch imported, holding the standard output kt's own parent may read to its end:
+    0.3 s on this CPU machine, 0.5-0.7 s after `kt tune` exited on a 2x H200 host, 0.01-0.03 s once ended
+    here (results/s47/start_end). Its workers are stopped or end with their parent; the resident server of
+    `kt serve` is never this process's own."""
     from multiprocessing import forkserver
 
     pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)

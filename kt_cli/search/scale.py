@@ -100,14 +100,6 @@ class EarlyWorkers:
                 own.close()
             self.started.append((proc, parent_end))
 
-    def ahead(self, make, **kwargs) -> None:
-        """Have each worker call `make(**kwargs)` now, while this process detects the devices, and hand
-        what it returns to its job as `prepared` (kt_cli.search.studies.Preparation: the evaluator and
-        its module's inspection, which nothing pins to a device). Begun once the job came, the inspection
-        held each worker's first trial 2.1 s on a 2x H200 host (results/s47/decoder)."""
-        for _, conn in self.started:
-            conn.send(("ahead", make, kwargs))
-
     def cancel(self) -> None:
         """End the workers still running: a refused run's, which have done nothing but start (a fork
         server ends with the process that started it); run_workers ends its own before it returns."""
@@ -161,15 +153,10 @@ def _child(conn, parent_pid: int, parent: _ParentState | None = None) -> None:
 
     import_ahead()  # what its studies' storage needs, before the job comes
 
-    message, ahead = conn.recv(), {}
-    if message[0] == "ahead":
-        _, make, kwargs = message
-        ahead = {"prepared": make(**kwargs)}
-        message = conn.recv()
-    _, env, run, job = message
+    env, run, job = conn.recv()
     os.environ.update(env)  # before anything initialises a GPU runtime
     try:
-        *_, tally = run(**job, **ahead)
+        *_, tally = run(**job)
         outcome = ("ok", tally)
     except KtError as exc:
         outcome = ("error", exc)
@@ -180,8 +167,9 @@ def _child(conn, parent_pid: int, parent: _ParentState | None = None) -> None:
 
 def _end_at_once() -> None:
     """End a worker whose outcome is sent: its evaluator's processes are stopped (run_studies), its
-    storage's connections closed and its fork server ended here. The interpreter's own finalisation, with torch imported, took
-    0.5 s more on this CPU machine, and the parent waits for it: every `kt tune --workers` run's end."""
+    storage's connections closed and its fork server ended here. The interpreter's own finalisation, with
+    torch imported, took 0.5 s more on this CPU machine, and the parent waits for it: on a 2x H200 host a
+    run's results came 2.1-2.2 s after its last trial against 3.0 s before (results/s47/start_end)."""
     import sys
 
     from kt_cli.evaluate.pool import end_own_fork_server
@@ -208,7 +196,7 @@ def run_workers(count: int, run, job: dict, progress=None, each=None,
     outcomes = {}
     try:
         for i, ((_, conn), (env, seen)) in enumerate(zip(workers, pins)):
-            conn.send(("job", env, run, {**job, **(each(i) if each else {}), "devices": seen}))
+            conn.send((env, run, {**job, **(each(i) if each else {}), "devices": seen}))
         while len(outcomes) < len(workers):
             for i, (proc, conn) in enumerate(workers):
                 if i in outcomes:
