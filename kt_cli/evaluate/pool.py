@@ -165,8 +165,6 @@ def start_fork_server_in_background() -> None:
         except Exception:  # noqa: BLE001 - the first worker's start tries again and says what is wrong
             pass
 
-    atexit.unregister(end_own_fork_server)  # once, however many times it is started
-    atexit.register(end_own_fork_server)
     threading.Thread(target=boot, daemon=True).start()
 
 
@@ -178,10 +176,13 @@ def end_own_fork_server() -> None:
     `kt serve` is never this process's own."""
     from multiprocessing import forkserver
 
-    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)  # None where borrowed
     if pid is not None:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)  # reaped by ensure_running, should this process start another
+
+
+atexit.register(end_own_fork_server)  # whichever way this process started its own
 
 
 @contextlib.contextmanager
