@@ -1,0 +1,123 @@
+"""SQLite's write lock under kt-like writers, without kt: PROCS processes x THREADS threads write one SQLite file
+(WAL) through SQLAlchemy, each transaction an insert and an update with a little Python between them (the lock
+held about 2 ms), then Python work and a sleep; two more threads a process hold the GIL on and off, as a study-
+driving process's other threads do. Prints the writes' rate, their wall (from before BEGIN to after COMMIT) and how
+long the lock was held (from the first write's return to the commit's).
+
+    python benchmarks/experiments/sqlite_writers.py MODE PROCS THREADS [HOST_MS]
+
+MODE: `default` (kt's: a 60 s busy timeout, SQLite's own busy handler, a deferred BEGIN) or `poll` (busy timeout 0,
+BEGIN IMMEDIATE, retried every 0.2-1 ms). Thirty-seventh session (docs/performance.md): on the 2-core CPU machine
+`default` 1x20: mean 35 ms, p99 0.63 s; 2x20: mean 101 ms, p99 1.3 s, the lock held 2.1-2.4 ms a write; `poll`
+worse (154 and 204 writes/s against 274 and 288, means 91 and 157 ms: the lock held over the whole transaction).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import threading
+import time
+
+SECONDS = 12
+
+
+def _spin(ms: float) -> None:
+    """Python work that holds the GIL for `ms` milliseconds."""
+    began = time.perf_counter()
+    while time.perf_counter() - began < ms / 1000:
+        pass
+
+
+def _engine(path: str, mode: str):
+    import sqlalchemy
+    from sqlalchemy import event
+
+    engine = sqlalchemy.create_engine(f"sqlite:///{path}", pool_size=5, max_overflow=10, connect_args={
+        "timeout": 0 if mode == "poll" else 60, "check_same_thread": False})
+    if mode == "poll":
+        @event.listens_for(engine, "connect")
+        def _no_implicit_begin(dbapi_connection, record):
+            dbapi_connection.isolation_level = None
+
+        @event.listens_for(engine, "begin")
+        def _begin_immediate(connection):
+            while True:
+                try:
+                    connection.exec_driver_sql("BEGIN IMMEDIATE")
+                    return
+                except sqlalchemy.exc.OperationalError as exc:
+                    if "locked" not in str(exc):
+                        raise
+                    time.sleep(random.uniform(0.0002, 0.001))
+    return engine
+
+
+def _writer(path: str, mode: str, threads: int, host_ms: float, out) -> None:
+    sys.setswitchinterval(0.001)  # as kt's processes (kt_cli.hand_offs)
+    engine = _engine(path, mode)
+    walls, holds, stop = [], [], time.monotonic() + SECONDS
+
+    def write() -> None:
+        while time.monotonic() < stop:
+            began = time.perf_counter()
+            with engine.begin() as connection:
+                connection.exec_driver_sql("INSERT INTO t (v, w) VALUES (?, ?)", (random.random(), "x" * 200))
+                held = time.perf_counter()
+                _spin(0.3)
+                connection.exec_driver_sql("UPDATE t SET w = ? WHERE id = (SELECT max(id) FROM t)", ("y" * 100,))
+            ended = time.perf_counter()
+            walls.append(ended - began)
+            holds.append(ended - held)
+            _spin(host_ms * random.random())
+            time.sleep(random.uniform(0.01, 0.06))
+
+    def hog() -> None:
+        while time.monotonic() < stop:
+            _spin(2)
+            time.sleep(0.002)
+
+    for target, count in ((hog, 2), (write, threads)):
+        started = [threading.Thread(target=target, daemon=True) for _ in range(count)]
+        for thread in started:
+            thread.start()
+    for thread in started:
+        thread.join()
+    out.put((walls, holds))
+
+
+def main() -> None:
+    mode, procs, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    host_ms = float(sys.argv[4]) if len(sys.argv) > 4 else 2.0
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "writers.db")
+        with sqlite3.connect(path) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v REAL, w TEXT)")
+        out = multiprocessing.Queue()
+        workers = [multiprocessing.Process(target=_writer, args=(path, mode, threads, host_ms, out))
+                   for _ in range(procs)]
+        for worker in workers:
+            worker.start()
+        results = [out.get() for _ in workers]
+        for worker in workers:
+            worker.join()
+    walls = sorted(w for r in results for w in r[0])
+    holds = sorted(h for r in results for h in r[1])
+
+    def ms(values: list, q: float) -> float:
+        return 1000 * values[int(q * (len(values) - 1))]
+
+    print(f"{mode} {procs}x{threads}: {len(walls) / SECONDS:.0f} writes/s, a write mean "
+          f"{1000 * statistics.fmean(walls):.1f} ms, median {ms(walls, 0.5):.1f}, p90 {ms(walls, 0.9):.1f}, "
+          f"p99 {ms(walls, 0.99):.1f}, max {ms(walls, 1):.0f}; the lock held {1000 * statistics.fmean(holds):.2f} ms "
+          f"mean, p99 {ms(holds, 0.99):.1f}")
+
+
+if __name__ == "__main__":
+    main()
