@@ -79,7 +79,6 @@ def tune(recipe: Recipe, requested_targets: tuple[str, ...] = (), trials: int | 
         if tally.written_by is not None:
             return Path(tally.written_by["path"]), results, tally
     path = artifact.write(out_dir, recipe, source, results, plans, scale.redact(storage_url))
-    mark("artifact written")
     if storage is not None and not tally.found_complete:
         scale.artifact_written(storage_url, [s for _, _, s in studies])
     if missing:

@@ -165,9 +165,8 @@ class Preparation:
 
 
 def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url: str, shared: bool,
-                progress=None, source=None, finish=None, processes_on_host: int = 1,
-                prepared: Preparation | None = None, plans: list | None = None, pairs: tuple[int, int] = (0, 1),
-                devices: list | None = None):
+                progress=None, source=None, finish=None, processes_on_host: int = 1, devices: list | None = None,
+                prepared: Preparation | None = None, plans: list | None = None, pairs: tuple[int, int] = (0, 1)):
     """Drive every study of the recipe to its budget. Returns (source, plans, [(plan, shape, study)], tally).
     `finish(plan, shape, study, evaluator)`, if given, runs for each study as soon as it ends, while the
     others still run and the evaluator's workers are up (the winner's pairing with its reference reuses
@@ -223,9 +222,7 @@ def run_studies(recipe: Recipe, requested_targets: tuple[str, ...], storage_url:
     finally:
         tally.wall_seconds = time.perf_counter() - started
         tally.device_busy_seconds = evaluator.device_busy_seconds
-        mark("studies ended")
         evaluator.close()
-        mark("evaluator closed")
     return source, plans, studies, tally
 
 
