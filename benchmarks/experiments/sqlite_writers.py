@@ -6,10 +6,12 @@ long the lock was held (from the first write's return to the commit's).
 
     python benchmarks/experiments/sqlite_writers.py MODE PROCS THREADS [HOST_MS]
 
-MODE: `default` (kt's: a 60 s busy timeout, SQLite's own busy handler, a deferred BEGIN) or `poll` (busy timeout 0,
-BEGIN IMMEDIATE, retried every 0.2-1 ms). Thirty-seventh session (docs/performance.md): on the 2-core CPU machine
-`default` 1x20: mean 35 ms, p99 0.63 s; 2x20: mean 101 ms, p99 1.3 s, the lock held 2.1-2.4 ms a write; `poll`
-worse (154 and 204 writes/s against 274 and 288, means 91 and 157 ms: the lock held over the whole transaction).
+MODE: `default` (kt's: a 60 s busy timeout, SQLite's own busy handler, a deferred BEGIN), `poll` (busy timeout 0,
+BEGIN IMMEDIATE, retried every 0.2-1 ms) or `retry` (a 2 ms busy timeout, then the whole transaction again after
+0.5-2 ms). Thirty-seventh session (docs/performance.md), on the 2-core CPU machine: `default` 1x20: mean 35 ms, p99
+0.63 s; 2x20: mean 101 ms, p99 1.3 s, the lock held 2.1-2.4 ms a write; `poll` worse (154 and 204 writes/s against
+274 and 288, means 91 and 157 ms: the lock held over the whole transaction); `retry` 2x20 worse too (136 writes/s,
+mean 256 ms, against 226 and 139 ms for `default` in the same minute, a test suite running beside both).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import threading
 import time
 
 SECONDS = 12
+RETRY_TIMEOUT_S = 0.002  # `retry`: SQLite's own busy wait, then the whole transaction again after 0.5-2 ms
 
 
 def _spin(ms: float) -> None:
@@ -38,8 +41,9 @@ def _engine(path: str, mode: str):
     import sqlalchemy
     from sqlalchemy import event
 
+    timeout = {"poll": 0, "retry": RETRY_TIMEOUT_S}.get(mode, 60)
     engine = sqlalchemy.create_engine(f"sqlite:///{path}", pool_size=5, max_overflow=10, connect_args={
-        "timeout": 0 if mode == "poll" else 60, "check_same_thread": False})
+        "timeout": timeout, "check_same_thread": False})
     if mode == "poll":
         @event.listens_for(engine, "connect")
         def _no_implicit_begin(dbapi_connection, record):
@@ -63,14 +67,27 @@ def _writer(path: str, mode: str, threads: int, host_ms: float, out) -> None:
     engine = _engine(path, mode)
     walls, holds, stop = [], [], time.monotonic() + SECONDS
 
+    def transaction() -> float:
+        with engine.begin() as connection:
+            connection.exec_driver_sql("INSERT INTO t (v, w) VALUES (?, ?)", (random.random(), "x" * 200))
+            held = time.perf_counter()
+            _spin(0.3)
+            connection.exec_driver_sql("UPDATE t SET w = ? WHERE id = (SELECT max(id) FROM t)", ("y" * 100,))
+        return held
+
     def write() -> None:
+        import sqlalchemy
+
         while time.monotonic() < stop:
             began = time.perf_counter()
-            with engine.begin() as connection:
-                connection.exec_driver_sql("INSERT INTO t (v, w) VALUES (?, ?)", (random.random(), "x" * 200))
-                held = time.perf_counter()
-                _spin(0.3)
-                connection.exec_driver_sql("UPDATE t SET w = ? WHERE id = (SELECT max(id) FROM t)", ("y" * 100,))
+            while True:
+                try:
+                    held = transaction()
+                    break
+                except sqlalchemy.exc.OperationalError as exc:
+                    if mode != "retry" or "locked" not in str(exc):
+                        raise
+                    time.sleep(random.uniform(0.0005, 0.002))
             ended = time.perf_counter()
             walls.append(ended - began)
             holds.append(ended - held)
