@@ -418,7 +418,8 @@ def test_nvidia_and_amd_pin_with_their_own_variables():
     assert vendor("amd").pin_env(Device("amd", 3, "MI300X", "amd:gfx942")) == {"HIP_VISIBLE_DEVICES": "3"}
     # a process so pinned sees its one device as the first, as the runtime would number it
     assert vendor("nvidia").pinned_view(Device("nvidia", 1, "H100", "nvidia:sm_90")).index == 0
-    assert vendor("amd").pinned_view(Device("amd", 3, "MI300X", "amd:gfx942")) == Device("amd", 0, "MI300X", "amd:gfx942")
+    mi300x = Device("amd", 3, "MI300X", "amd:gfx942")
+    assert vendor("amd").pinned_view(mi300x) == Device("amd", 0, "MI300X", "amd:gfx942")
 
 
 def test_journal_study_retries_a_trial_left_running_by_a_dead_process(tmp_path):
