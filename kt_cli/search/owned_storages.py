@@ -104,8 +104,6 @@ class OneStepStates(RDBStorage):
         little Python between them, while the transaction holds the database's one write lock (through the
         ORM this transaction held it 3-4 times as long on the 2-core CPU machine; docs/performance.md,
         thirty-fifth session)."""
-        import sqlalchemy
-
         trial, value = models.TrialModel.__table__, models.TrialValueModel.__table__
         when = "datetime_start" if state == TrialState.RUNNING else "datetime_complete"
         with self.engine.begin() as connection:
@@ -127,8 +125,6 @@ class OneStepStates(RDBStorage):
 def _updatable_trial(storage: RDBStorage, connection, trial_id: int):
     """The trial's row (its study and state) read in `connection`'s transaction: KeyError where there is no
     such trial, Optuna's error where it has finished (`check_trial_is_updatable`)."""
-    import sqlalchemy
-
     trial = models.TrialModel.__table__
     found = connection.execute(sqlalchemy.select(trial.c.study_id, trial.c.state)
                                .where(trial.c.trial_id == trial_id)).one_or_none()
@@ -180,7 +176,6 @@ class DeferredTrialWrites(RDBStorage):
             again_when_locked(lambda: self._write_pending(trial_id, pending))
 
     def _write_pending(self, trial_id: int, pending: "_Pending") -> None:
-        import sqlalchemy
         from optuna.distributions import check_distribution_compatibility, json_to_distribution
 
         trial, param = models.TrialModel.__table__, models.TrialParamModel.__table__
@@ -246,8 +241,6 @@ def _replace(connection, table, keys: tuple, rows: list[dict], **from_sql) -> No
     on SQLite and PostgreSQL, a delete and an insert elsewhere (every statement is time the write lock is held:
     docs/performance.md, thirty-fifth session). `from_sql`: columns every row takes from the database (its
     clock), each value an expression made once (its statement is made once)."""
-    import sqlalchemy
-
     if connection.dialect.name in ("sqlite", "postgresql"):
         changed = tuple(column for column in [*rows[0], *from_sql] if column not in keys)
         connection.execute(_upsert(connection.dialect.name, table, keys, changed, tuple(from_sql.items())), rows)
@@ -346,7 +339,6 @@ class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates,
         of its own, and with kt's owner record in it (one write transaction a trial fewer, where the processes
         of a host queue for SQLite's one writer: twenty-first session) it held the write lock 5-10 ms on the GPU
         hosts, 45% of all the time the lock was held (docs/performance.md, thirty-fifth session)."""
-        import sqlalchemy
         from optuna.trial import FrozenTrial
 
         trial, study = models.TrialModel.__table__, models.StudyModel.__table__
@@ -383,8 +375,6 @@ class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates,
 
     def heartbeat_ages(self, study_id: int) -> dict[int, float]:
         """Seconds since the last heartbeat of each running trial that has one (the database's clock)."""
-        import sqlalchemy
-
         beat, trial = models.TrialHeartbeatModel, models.TrialModel
         with _create_scoped_session(self.scoped_session, True) as session:
             now = session.execute(sqlalchemy.func.now()).scalar().replace(tzinfo=None)
