@@ -62,13 +62,37 @@ def _engine(path: str, mode: str):
     return engine
 
 
+class _Queue:
+    """`queue`: the host's writers queue on a file lock beside the database (the kernel wakes the next at once),
+    a process's threads on a lock of their own first (a process's threads share its one open file)."""
+
+    def __init__(self, path: str) -> None:
+        self.fd = os.open(path + ".writers", os.O_RDWR | os.O_CREAT, 0o644)
+        self.threads = threading.Lock()
+
+    def __enter__(self):
+        import fcntl
+
+        self.threads.acquire()
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc):
+        import fcntl
+
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        self.threads.release()
+
+
 def _writer(path: str, mode: str, threads: int, host_ms: float, out) -> None:
+    import contextlib
+
     sys.setswitchinterval(0.001)  # as kt's processes (kt_cli.hand_offs)
     engine = _engine(path, mode)
+    queue = _Queue(path) if mode == "queue" else contextlib.nullcontext()
     walls, holds, stop = [], [], time.monotonic() + SECONDS
 
     def transaction() -> float:
-        with engine.begin() as connection:
+        with queue, engine.begin() as connection:
             connection.exec_driver_sql("INSERT INTO t (v, w) VALUES (?, ?)", (random.random(), "x" * 200))
             held = time.perf_counter()
             _spin(0.3)

@@ -4,6 +4,7 @@ storage is opened (it imports Optuna)."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
 import threading
@@ -20,8 +21,9 @@ from kt_cli.search.liveness import OWNER, TrialKeeper
 LOCK_PATIENCE_S = 60.0  # how long a write transaction SQLite refuses as locked is run again (the busy timeout's)
 
 
-def again_when_locked(write):
-    """Run `write` (one transaction), again when SQLite refused it as locked, for up to LOCK_PATIENCE_S
+def again_when_locked(write, queue=contextlib.nullcontext()):
+    """Run `write` (one transaction) inside `queue` (the host's write queue of a SQLite database:
+    kt_cli.search.write_queue), again when SQLite refused it as locked, for up to LOCK_PATIENCE_S
     seconds (the wait each connection's busy timeout allows). In write-ahead-log mode a
     transaction that read and then writes, after another connection committed since its read, is
     refused at once (SQLITE_BUSY_SNAPSHOT: its snapshot is stale, and no busy wait can help): Optuna's
@@ -41,7 +43,8 @@ def again_when_locked(write):
     attempt, began = 0, time.time()
     while True:
         try:
-            done = write()
+            with queue:
+                done = write()
             log_timing("db", "write", began, time.time(), attempt)  # (KT_PROFILE_DIR: the transaction's wall)
             return done
         except (StorageInternalError, sqlalchemy.exc.OperationalError) as exc:
@@ -54,32 +57,39 @@ def again_when_locked(write):
 
 
 class LockRetries(RDBStorage):
-    """Every write transaction of a kt storage, again when SQLite refused it as locked (again_when_locked)."""
+    """Every write transaction of a kt storage, in the host's write queue of its database (`write_queue`, set
+    where a SQLite storage is opened: kt_cli.search.storage) and again when SQLite refused it as locked
+    (again_when_locked)."""
+
+    write_queue = contextlib.nullcontext()
+
+    def _queued_write(self, write):
+        return again_when_locked(write, self.write_queue)
 
     def create_new_study(self, directions, study_name=None):
-        return again_when_locked(lambda: super(LockRetries, self).create_new_study(directions, study_name))
+        return self._queued_write(lambda: super(LockRetries, self).create_new_study(directions, study_name))
 
     def set_study_user_attr(self, study_id, key, value) -> None:
-        again_when_locked(lambda: super(LockRetries, self).set_study_user_attr(study_id, key, value))
+        self._queued_write(lambda: super(LockRetries, self).set_study_user_attr(study_id, key, value))
 
     def set_study_system_attr(self, study_id, key, value) -> None:
-        again_when_locked(lambda: super(LockRetries, self).set_study_system_attr(study_id, key, value))
+        self._queued_write(lambda: super(LockRetries, self).set_study_system_attr(study_id, key, value))
 
     def _create_new_trial(self, study_id, template_trial=None):
-        return again_when_locked(lambda: super(LockRetries, self)._create_new_trial(study_id, template_trial))
+        return self._queued_write(lambda: super(LockRetries, self)._create_new_trial(study_id, template_trial))
 
     def set_trial_state_values(self, trial_id, state, values=None) -> bool:
-        return again_when_locked(lambda: super(LockRetries, self).set_trial_state_values(trial_id, state, values))
+        return self._queued_write(lambda: super(LockRetries, self).set_trial_state_values(trial_id, state, values))
 
     def set_trial_system_attr(self, trial_id, key, value) -> None:
-        again_when_locked(lambda: super(LockRetries, self).set_trial_system_attr(trial_id, key, value))
+        self._queued_write(lambda: super(LockRetries, self).set_trial_system_attr(trial_id, key, value))
 
     def set_trial_intermediate_value(self, trial_id, step, intermediate_value) -> None:
-        again_when_locked(lambda: super(LockRetries, self).set_trial_intermediate_value(trial_id, step,
+        self._queued_write(lambda: super(LockRetries, self).set_trial_intermediate_value(trial_id, step,
                                                                                        intermediate_value))
 
     def record_heartbeat(self, trial_id) -> None:
-        again_when_locked(lambda: super(LockRetries, self).record_heartbeat(trial_id))
+        self._queued_write(lambda: super(LockRetries, self).record_heartbeat(trial_id))
 
 
 class OneStepStates(RDBStorage):
@@ -173,7 +183,7 @@ class DeferredTrialWrites(RDBStorage):
         with self._deferred_lock:
             pending = self._deferred.pop(trial_id, None)
         if pending is not None and (pending.params or pending.user_attrs or pending.system_attrs):
-            again_when_locked(lambda: self._write_pending(trial_id, pending))
+            self._queued_write(lambda: self._write_pending(trial_id, pending))
 
     def _write_pending(self, trial_id: int, pending: "_Pending") -> None:
         from optuna.distributions import check_distribution_compatibility, json_to_distribution
@@ -325,7 +335,7 @@ class DriverTrialReads(RDBStorage):
 class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates, DriverTrialReads):
     def _create_new_trial(self, study_id, template_trial=None):
         if template_trial is None:  # asked for, not enqueued: its owner is this process, recorded as it is made
-            trial = again_when_locked(lambda: self._insert_asked_trial(study_id))
+            trial = self._queued_write(lambda: self._insert_asked_trial(study_id))
             self._own(trial._trial_id, recorded=True)
             return trial
         trial = super()._create_new_trial(study_id, template_trial)
@@ -363,7 +373,7 @@ class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates,
         def write() -> None:
             with self.engine.begin() as connection:
                 _write_owner(connection, trial_id)
-        again_when_locked(write)
+        self._queued_write(write)
 
     def _beat_all(self, trial_ids: list[int]) -> None:
         """Every owned trial's heartbeat in one transaction (one each was about 0.3 write transactions a
@@ -371,7 +381,7 @@ class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates,
         def write() -> None:
             with self.engine.begin() as connection:
                 _renew_heartbeats(connection, trial_ids)
-        again_when_locked(write)
+        self._queued_write(write)
 
     def heartbeat_ages(self, study_id: int) -> dict[int, float]:
         """Seconds since the last heartbeat of each running trial that has one (the database's clock)."""
