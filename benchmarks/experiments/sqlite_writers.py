@@ -7,11 +7,19 @@ long the lock was held (from the first write's return to the commit's).
     python benchmarks/experiments/sqlite_writers.py MODE PROCS THREADS [HOST_MS]
 
 MODE: `default` (kt's: a 60 s busy timeout, SQLite's own busy handler, a deferred BEGIN), `poll` (busy timeout 0,
-BEGIN IMMEDIATE, retried every 0.2-1 ms) or `retry` (a 2 ms busy timeout, then the whole transaction again after
-0.5-2 ms). Thirty-seventh session (docs/performance.md), on the 2-core CPU machine: `default` 1x20: mean 35 ms, p99
-0.63 s; 2x20: mean 101 ms, p99 1.3 s, the lock held 2.1-2.4 ms a write; `poll` worse (154 and 204 writes/s against
-274 and 288, means 91 and 157 ms: the lock held over the whole transaction); `retry` 2x20 worse too (136 writes/s,
-mean 256 ms, against 226 and 139 ms for `default` in the same minute, a test suite running beside both).
+BEGIN IMMEDIATE, retried every 0.2-1 ms), `retry` (a 2 ms busy timeout, then the whole transaction again after
+0.5-2 ms) or `queue` (the whole transaction inside a queue in the kernel: a process's threads on a lock, then the
+processes on a flock of one file beside the database).
+
+Thirty-seventh session (docs/performance.md), on the 2-core CPU machine: `default` 1x20: mean 35 ms, p99 0.63 s;
+2x20: mean 101 ms, p99 1.3 s, the lock held 2.1-2.4 ms a write; `poll` worse (154 and 204 writes/s against 274 and
+288, means 91 and 157 ms: the lock held over the whole transaction); `retry` 2x20 worse too (136 writes/s, mean 256
+ms, against 226 and 139 ms for `default` in the same minute, a test suite running beside both).
+Thirty-eighth session: `queue` on this machine 2x20 214 and 224 writes/s against 267 and 270 (means 149 and 141 ms
+against 112 and 110, p99 358 and 219 ms against 1344 and 1339); 2x4 173 and 176 against 182 twice (means 9.3 and 8.5
+ms against 7.5 and 7.2). On a 2x H200 host's 32 cores (results/s48/queue, sqlite_writers.txt) 2x20 285 and 302
+writes/s against 310 and 314, means 103 and 95 ms against 91 and 90, p99 143 and 133 ms against 1234 and 1332: the
+queue serves every writer in turn, which cuts the tail and costs the mean and the rate.
 """
 
 from __future__ import annotations

@@ -4,7 +4,6 @@ storage is opened (it imports Optuna)."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import functools
 import threading
@@ -21,9 +20,8 @@ from kt_cli.search.liveness import OWNER, TrialKeeper
 LOCK_PATIENCE_S = 60.0  # how long a write transaction SQLite refuses as locked is run again (the busy timeout's)
 
 
-def again_when_locked(write, queue=contextlib.nullcontext()):
-    """Run `write` (one transaction) inside `queue` (the host's write queue of a SQLite database:
-    kt_cli.search.write_queue), again when SQLite refused it as locked, for up to LOCK_PATIENCE_S
+def again_when_locked(write):
+    """Run `write` (one transaction), again when SQLite refused it as locked, for up to LOCK_PATIENCE_S
     seconds (the wait each connection's busy timeout allows). In write-ahead-log mode a
     transaction that read and then writes, after another connection committed since its read, is
     refused at once (SQLITE_BUSY_SNAPSHOT: its snapshot is stale, and no busy wait can help): Optuna's
@@ -43,8 +41,7 @@ def again_when_locked(write, queue=contextlib.nullcontext()):
     attempt, began = 0, time.time()
     while True:
         try:
-            with queue:
-                done = write()
+            done = write()
             log_timing("db", "write", began, time.time(), attempt)  # (KT_PROFILE_DIR: the transaction's wall)
             return done
         except (StorageInternalError, sqlalchemy.exc.OperationalError) as exc:
@@ -57,39 +54,32 @@ def again_when_locked(write, queue=contextlib.nullcontext()):
 
 
 class LockRetries(RDBStorage):
-    """Every write transaction of a kt storage, in the host's write queue of its database (`write_queue`, set
-    where a SQLite storage is opened: kt_cli.search.storage) and again when SQLite refused it as locked
-    (again_when_locked)."""
-
-    write_queue = contextlib.nullcontext()
-
-    def _queued_write(self, write):
-        return again_when_locked(write, self.write_queue)
+    """Every write transaction of a kt storage, again when SQLite refused it as locked (again_when_locked)."""
 
     def create_new_study(self, directions, study_name=None):
-        return self._queued_write(lambda: super(LockRetries, self).create_new_study(directions, study_name))
+        return again_when_locked(lambda: super(LockRetries, self).create_new_study(directions, study_name))
 
     def set_study_user_attr(self, study_id, key, value) -> None:
-        self._queued_write(lambda: super(LockRetries, self).set_study_user_attr(study_id, key, value))
+        again_when_locked(lambda: super(LockRetries, self).set_study_user_attr(study_id, key, value))
 
     def set_study_system_attr(self, study_id, key, value) -> None:
-        self._queued_write(lambda: super(LockRetries, self).set_study_system_attr(study_id, key, value))
+        again_when_locked(lambda: super(LockRetries, self).set_study_system_attr(study_id, key, value))
 
     def _create_new_trial(self, study_id, template_trial=None):
-        return self._queued_write(lambda: super(LockRetries, self)._create_new_trial(study_id, template_trial))
+        return again_when_locked(lambda: super(LockRetries, self)._create_new_trial(study_id, template_trial))
 
     def set_trial_state_values(self, trial_id, state, values=None) -> bool:
-        return self._queued_write(lambda: super(LockRetries, self).set_trial_state_values(trial_id, state, values))
+        return again_when_locked(lambda: super(LockRetries, self).set_trial_state_values(trial_id, state, values))
 
     def set_trial_system_attr(self, trial_id, key, value) -> None:
-        self._queued_write(lambda: super(LockRetries, self).set_trial_system_attr(trial_id, key, value))
+        again_when_locked(lambda: super(LockRetries, self).set_trial_system_attr(trial_id, key, value))
 
     def set_trial_intermediate_value(self, trial_id, step, intermediate_value) -> None:
-        self._queued_write(lambda: super(LockRetries, self).set_trial_intermediate_value(trial_id, step,
+        again_when_locked(lambda: super(LockRetries, self).set_trial_intermediate_value(trial_id, step,
                                                                                        intermediate_value))
 
     def record_heartbeat(self, trial_id) -> None:
-        self._queued_write(lambda: super(LockRetries, self).record_heartbeat(trial_id))
+        again_when_locked(lambda: super(LockRetries, self).record_heartbeat(trial_id))
 
 
 class OneStepStates(RDBStorage):
@@ -183,7 +173,7 @@ class DeferredTrialWrites(RDBStorage):
         with self._deferred_lock:
             pending = self._deferred.pop(trial_id, None)
         if pending is not None and (pending.params or pending.user_attrs or pending.system_attrs):
-            self._queued_write(lambda: self._write_pending(trial_id, pending))
+            again_when_locked(lambda: self._write_pending(trial_id, pending))
 
     def _write_pending(self, trial_id: int, pending: "_Pending") -> None:
         from optuna.distributions import check_distribution_compatibility, json_to_distribution
@@ -335,7 +325,7 @@ class DriverTrialReads(RDBStorage):
 class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates, DriverTrialReads):
     def _create_new_trial(self, study_id, template_trial=None):
         if template_trial is None:  # asked for, not enqueued: its owner is this process, recorded as it is made
-            trial = self._queued_write(lambda: self._insert_asked_trial(study_id))
+            trial = again_when_locked(lambda: self._insert_asked_trial(study_id))
             self._own(trial._trial_id, recorded=True)
             return trial
         trial = super()._create_new_trial(study_id, template_trial)
@@ -373,7 +363,7 @@ class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates,
         def write() -> None:
             with self.engine.begin() as connection:
                 _write_owner(connection, trial_id)
-        self._queued_write(write)
+        again_when_locked(write)
 
     def _beat_all(self, trial_ids: list[int]) -> None:
         """Every owned trial's heartbeat in one transaction (one each was about 0.3 write transactions a
@@ -381,7 +371,7 @@ class KtRDBStorage(TrialKeeper, DeferredTrialWrites, LockRetries, OneStepStates,
         def write() -> None:
             with self.engine.begin() as connection:
                 _renew_heartbeats(connection, trial_ids)
-        self._queued_write(write)
+        again_when_locked(write)
 
     def heartbeat_ages(self, study_id: int) -> dict[int, float]:
         """Seconds since the last heartbeat of each running trial that has one (the database's clock)."""

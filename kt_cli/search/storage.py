@@ -11,7 +11,6 @@ import time
 import weakref
 
 from kt_cli.errors import EnvironmentProblem
-from kt_cli.search import write_queue
 from kt_cli.types import TrialResult
 
 HOST = platform.node()
@@ -51,7 +50,6 @@ def open_storage(url: str):
             storage = KtRDBStorage(url, **kwargs)
             if url.startswith("sqlite:"):
                 _write_ahead(storage.engine)
-                storage.write_queue = write_queue.for_database(storage.engine.url.database)
             return storage
         except SQLAlchemyError as exc:  # processes starting together race to create the tables
             if attempt == 2:

@@ -5,7 +5,7 @@
 # the matmul recipe at 128 trials a problem, cold, KT_PROFILE_DIR, CPU of the kt processes and the host from /proc.
 # Then benchmarks/experiments/sqlite_writers.py (no kt) on the host's CPUs: `default` against `queue`, 2x20, twice.
 # Before the call: rm -rf _base && mkdir _base && git archive 403c57b kt_cli plugins vendor_nvidia vendor_amd recipes benchmarks/scale.py pyproject.toml | tar -x -C _base
-# (and move results s14-s21, s24-s26, s29, s31, s34, s35 aside: the tree must stay under 64 MiB).
+# (and move results s14-s21, s24-s26, s29, s31, s34, s35, s42, s44-s46 aside: the tree must stay under 64 MiB).
 RUNS=${RUNS:-"new_w2_1 base_w2_1 new_w1_1 base_w1_1 base_w2_2 new_w2_2 base_w1_2 new_w1_2"}
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site && python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . >/dev/null 2>&1 || exit 3
 export TRITON_DEFAULT_FP_FUSION=1 PYTHONUNBUFFERED=1
