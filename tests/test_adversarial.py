@@ -128,3 +128,26 @@ def test_every_planted_candidate_ends_wrong_or_rejected_on_the_gpu(tmp_path, par
     timed = TIMED_CHEATS if part == 0 else {}
     assert_caught(evaluate_all(tmp_path, devices[0].target, {**modules(part, GPU_PARTS), **timed}),
                   at_least=len(CHEATS) // GPU_PARTS)
+
+
+def test_what_a_candidate_left_unjudged_does_not_pass_for_the_next_ones_work(fake_device, tmp_path):
+    """A candidate whose worker wrote every verification run's outputs and then crashed is never judged (no
+    verdict follows a failed request). The next candidate, which writes nothing at the verification shapes
+    and the right answer at the tuned one, must still be wrong there: the judge restores a case lent to a
+    candidate that was not judged before it lends it again. Before, it was verified on the crashed one's
+    outputs and timed `ok`."""
+    from tests.cheats import HONEST_CALL, launch_body
+
+    # the verification request's launches: every shape, the first again on other inputs, then the first once
+    # more on buffers of its own, the last (the module is loaded afresh for each request)
+    crashes_at_its_last_launch = launch_body(
+        f"    {HONEST_CALL}\n    SEEN.append(tuple(x.shape))\n"
+        "    if SEEN.count(SEEN[0]) == 3:\n        raise RuntimeError('crashed after writing every output')\n",
+        prelude="\nSEEN = []\n")
+    writes_only_the_tuned_shape = launch_body(f"    if m != {SHAPE['M']}:\n        return\n    {HONEST_CALL}\n")
+    verdicts = evaluate_all(tmp_path, "fake:cpu", {"crasher": crashes_at_its_last_launch,
+                                                   "writes_only_the_tuned_shape": writes_only_the_tuned_shape,
+                                                   "honest": HONEST})
+    assert verdicts["crasher"][0] == "crash", verdicts["crasher"]
+    assert verdicts["writes_only_the_tuned_shape"][0] == "wrong", verdicts["writes_only_the_tuned_shape"]
+    assert verdicts["honest"][0] == "ok", verdicts["honest"]

@@ -52,6 +52,17 @@ class HeldCase:
     case: Case
     pristine: dict  # clones of the inputs as made: what the launch must leave unchanged
     nbytes: int
+    lent: bool = False  # lent to a candidate (hold_cases) and not judged since
+
+    def lend(self) -> None:
+        """The case as a candidate must find it: restored first where the candidate it was last lent to
+        was never judged. That candidate's worker may have written every output and then crashed, timed
+        out or been refused (no verdict follows a failed request); left as it was, its outputs passed for
+        the next candidate's, and a candidate that wrote nothing at the verification shapes was verified
+        (tests/test_adversarial.py)."""
+        if self.lent:
+            self.restore()
+        self.lent = True
 
     def restore(self) -> None:
         """Undo what a candidate did: inputs back as made, outputs poisoned again."""
@@ -59,6 +70,7 @@ class HeldCase:
             self.case.inputs[name].copy_(original)
         for name in self.case.outputs:
             poison(self.case.inputs[name])
+        self.lent = False
 
 
 class HeldCases:

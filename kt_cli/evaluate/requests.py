@@ -377,10 +377,13 @@ def _held(source, runs: list, dtype: str, seed: int, target, make: bool):
 def hold_cases(source, runs: list, dtype: str, seed: int, target=None) -> dict:
     """The judge's side, in a worker that loads only the problem's module: the inputs (outputs
     poisoned) of each (shape, trial) run, made once and held for every candidate, lent as shared
-    memory; the reference outputs stay here."""
+    memory (restored first where the last candidate they were lent to was never judged: HeldCase.lend);
+    the reference outputs stay here."""
     from kt_cli.evaluate.held_cases import share
 
     _, held = _held(source, runs, dtype, seed, target, make=True)
+    for item in held:
+        item.lend()
     return {"shared": share([h.case.inputs for h in held]), "outputs": [list(h.case.outputs) for h in held]}
 
 
