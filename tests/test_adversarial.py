@@ -130,7 +130,7 @@ def test_every_planted_candidate_ends_wrong_or_rejected_on_the_gpu(tmp_path, par
                   at_least=len(CHEATS) // GPU_PARTS)
 
 
-def test_what_a_candidate_left_unjudged_does_not_pass_for_the_next_ones_work(fake_device, tmp_path):
+def assert_leftovers_not_judged_as_work(tmp_path, target: str) -> None:
     """A candidate whose worker wrote every verification run's outputs and then crashed is never judged (no
     verdict follows a failed request). The next candidate, which writes nothing at the verification shapes
     and the right answer at the tuned one, must still be wrong there: the judge restores a case lent to a
@@ -145,9 +145,23 @@ def test_what_a_candidate_left_unjudged_does_not_pass_for_the_next_ones_work(fak
         "    if SEEN.count(SEEN[0]) == 3:\n        raise RuntimeError('crashed after writing every output')\n",
         prelude="\nSEEN = []\n")
     writes_only_the_tuned_shape = launch_body(f"    if m != {SHAPE['M']}:\n        return\n    {HONEST_CALL}\n")
-    verdicts = evaluate_all(tmp_path, "fake:cpu", {"crasher": crashes_at_its_last_launch,
-                                                   "writes_only_the_tuned_shape": writes_only_the_tuned_shape,
-                                                   "honest": HONEST})
+    verdicts = evaluate_all(tmp_path, target, {"crasher": crashes_at_its_last_launch,
+                                               "writes_only_the_tuned_shape": writes_only_the_tuned_shape,
+                                               "honest": HONEST})
     assert verdicts["crasher"][0] == "crash", verdicts["crasher"]
     assert verdicts["writes_only_the_tuned_shape"][0] == "wrong", verdicts["writes_only_the_tuned_shape"]
     assert verdicts["honest"][0] == "ok", verdicts["honest"]
+
+
+def test_what_a_candidate_left_unjudged_does_not_pass_for_the_next_ones_work(fake_device, tmp_path):
+    assert_leftovers_not_judged_as_work(tmp_path, "fake:cpu")
+
+
+@pytest.mark.gpu
+def test_what_a_candidate_left_unjudged_does_not_pass_for_the_next_ones_work_on_the_gpu(tmp_path):
+    from kt_cli import plugins
+
+    devices = [d for d in plugins.devices() if d.target.startswith("nvidia:")]
+    if not devices:
+        pytest.skip("no NVIDIA GPU")
+    assert_leftovers_not_judged_as_work(tmp_path, devices[0].target)
