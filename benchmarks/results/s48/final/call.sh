@@ -1,7 +1,7 @@
 #!/bin/bash
 # Thirty-eighth session's final code (a held case restored before it is lent again where its last candidate
-# was never judged) on an nvidia-h200-x2 host: the adversarial test of that case on the GPU (the judge's held cases there),
-# the GPU tests (the two-GPU one among them; the six recurrence verifications left out, their code unchanged) and the
+# was never judged) on an nvidia-h200 host (the 2-GPU kind was no longer lent): the adversarial test of that case on the GPU (the judge's held cases there),
+# the GPU tests (the two-GPU one skips on one GPU; the six recurrence verifications left out, their code unchanged) and the
 # README's main job, `kt tune recipes/softmax.toml`, timed from process start to exit.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site && python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . >/dev/null 2>&1 || exit 3
 export TRITON_DEFAULT_FP_FUSION=1 PYTHONUNBUFFERED=1
