@@ -3,7 +3,8 @@ where the run had KT_PROFILE_DIR, its stamps (docs/performance.md, thirty-fourth
 
     python benchmarks/experiments/scale_report.py SCALE.jsonl [--pipes DIR ...]
 
-Per run: its rate, when its first tenth, its middle 80% and its last tenth of trials ended; then per process, for
+Per run: its rate, when its first tenth, its middle 80% and its last tenth of trials ended, and what the first tenth
+did with the devices (when the first candidate's turn came, the candidates timed fully); then per process, for
 the trials that started in the middle 60% of its span, a trial's mean wall and what it holds: the evaluation,
 search.ask, search.turn, search.write (its point drawn and its claim) and the rest (its result and state
 writes, its thread waiting to run), and the trials it kept in flight. With --pipes (one folder a run, in the
@@ -73,11 +74,28 @@ def transactions(pipes: Path, pid: int, low: float, high: float, trials: int) ->
     return lines
 
 
+DEVICE_PHASES = ("screen", "verify", "time")
+
+
+def start(timeline: list, first: float) -> str:
+    """What the run's first tenth did with its devices: when the first candidate's turn on a device came (its
+    start, search, compile and waits added up), and the candidates verified and timed fully in that tenth, with
+    their device seconds (what a second GPU would split, were the processes' bests shared at once)."""
+    begin = min(t["start"] for t in timeline)
+    reached = [t["start"] - begin + sum(t["phases"].get(k, 0.0) for k in ("search.ask", "search.turn", "search.write",
+                                                                           "compile", "wait.compile", "wait.device"))
+               for t in timeline if any(t["phases"].get(k) for k in DEVICE_PHASES)]
+    full = [t for t in timeline if t["phases"].get("time") and t["end"] - begin <= first]
+    seconds = sum(t["phases"].get("verify", 0.0) + t["phases"].get("time", 0.0) for t in full)
+    turn = f"the first device turn at about {min(reached):.2f} s" if reached else "no candidate reached a device"
+    return f"  start: {turn}; in the first tenth {len(full)} timed fully ({seconds:.1f} s of device)"
+
+
 def report(row: dict, pipes: Path | None) -> list[str]:
     timeline = row["timeline"]
     first, mid, last, span = spans(timeline)
     lines = [f"--workers {row['workers']}: {row['per_min']:.0f} trials/min over {span:.1f} s (first tenth {first:.1f} s, "
-             f"middle 80% {mid:.1f} s, last tenth {last:.1f} s), wall {row['wall_s']:.1f} s"]
+             f"middle 80% {mid:.1f} s, last tenth {last:.1f} s), wall {row['wall_s']:.1f} s", start(timeline, first)]
     for pid in sorted({t["pid"] for t in timeline}):
         trials = [t for t in timeline if t["pid"] == pid]
         window = middle(trials)
