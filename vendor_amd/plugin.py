@@ -4,7 +4,6 @@ resources from the AMDGCN assembly, and `kt rocprof-time`."""
 from __future__ import annotations
 
 import dataclasses
-
 import re
 
 from kt_cli.hookspecs import hookimpl

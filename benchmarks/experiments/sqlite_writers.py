@@ -24,6 +24,7 @@ queue serves every writer in turn, which cuts the tail and costs the mean and th
 
 from __future__ import annotations
 
+import fcntl
 import multiprocessing
 import os
 import random
@@ -79,14 +80,10 @@ class _Queue:
         self.threads = threading.Lock()
 
     def __enter__(self):
-        import fcntl
-
         self.threads.acquire()
         fcntl.flock(self.fd, fcntl.LOCK_EX)
 
     def __exit__(self, *exc):
-        import fcntl
-
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         self.threads.release()
 
