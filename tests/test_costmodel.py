@@ -54,6 +54,23 @@ def test_a_wave_tail_costs_a_whole_program_time():
     assert tail > 1.8 * one_wave
 
 
+def test_a_last_round_of_a_program_a_unit_streams_alone_at_its_own_loads_in_flight():
+    # gemv 9728 x 24576 on an H200 (results/s43/holdout_n): 1216 programs of 8 x 512 tiles on 2 warps, 9 at once a
+    # unit, measured 166.6 us against 120-123 us for configs whose grids fill their rounds (the model had 150):
+    # a unit's tenth program runs after the nine, alone, at what its own loads in flight sustain, not at a
+    # ninth of a round's time
+    nine = resources(threads=64, per_unit=9)
+    row_block = 8 * 24576 * 2.0
+
+    def rounds_of(programs):
+        work = Work(flops=0.0, unique_bytes=row_block * programs, requested_bytes=row_block * programs)
+        return seconds(work, nine, programs=programs, mix={"global_load_bytes": 144})
+
+    full, one_more = rounds_of(132 * 9), rounds_of(132 * 10)
+    assert one_more > 1.3 * full  # a share of the round would be 10/9
+    assert rounds_of(132 * 18) == pytest.approx(2 * full, rel=0.02)  # rounds of nine cost a round each
+
+
 def test_a_persistent_grid_pays_the_tiles_its_busiest_unit_walks_past_the_average():
     # 3072^3 bf16 on 132 persistent programs: 288 tiles of 128x256 leave one unit 3 where the average is
     # 2.18; 576 tiles of 128x128 leave 5 against 4.36. Math-bound, the GPU runs the even split faster

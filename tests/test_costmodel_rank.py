@@ -17,8 +17,8 @@ from tests.conftest import ROOT
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import rank  # noqa: E402
 
-FLOORS = {"rho_median": 0.66, "rho_worst": 0.0, "winner_within_10pct": 0.69, "top8_recall": 0.92,
-          "error_median": 0.11, "ties": 286}
+FLOORS = {"rho_median": 0.68, "rho_worst": 0.2, "winner_within_10pct": 0.74, "top8_recall": 0.92,
+          "error_median": 0.11, "ties": 244}
 # The model this replaced (a roofline x occupancy x waves), on the same data: rho median 0.11 (H200) and
 # 0.31 (H100), winner within 10% on 36% and 8% of problems, top-8 recall 0.86 and 0.69, error 30% and
 # 59%, 598 and 1230 ties.
@@ -69,39 +69,46 @@ FLOORS = {"rho_median": 0.66, "rho_worst": 0.0, "winner_within_10pct": 0.69, "to
 # held a cross-compile's of this machine's Triton (other registers for 55% of them): every floor moved to the
 # figures on those features (the stored set's worst rho 0.38 -> 0.01, its ties 200 -> 286; the held-out runs'
 # winners 86.8% -> 87.6%, ties 121 -> 114).
+# Thirty-ninth session: a unit's programs go in rounds of those resident at once, and a last, partial round's
+# programs stream at their own loads in flight (kt_cli/evaluate/estimate.in_rounds). The stored set's rho median
+# 0.66 -> 0.68, worst 0.01 -> 0.20, winner 70% -> 74%, ties 286 -> 244; over the fourteen held-out runs rho median
+# 0.873 -> 0.879, winner 86.6% -> 88.1%, top-8 92.5% -> 93.3%, ties 127 -> 95, error 17.6% -> 17.9%. Moved down:
+# s33b's top-8 (its causal GQA attention B16 S1024 D64, whose best, 64 x 64 on 3 programs a unit, pays a last
+# round of one program: 1.0 -> 0.88), s41i's winner (1.0 -> 0.88), rho medians of s33b, s34d, s36f, s36g, s39h
+# by 0.01-0.02, s27's error 0.12 -> 0.13 (docs/costmodel.md).
 RESULTS = ROOT / "benchmarks" / "results"
 FRESH = {
     "s9": (RESULTS / "rank_fresh_h100_s9.jsonl", RESULTS / "calibrate_h100_s9.json", 12,
            {"rho_median": 0.88, "rho_worst": -0.41, "winner_within_10pct": 0.91, "top8_recall": 1.0,
-            "error_median": 0.16, "ties": 27}),
+            "error_median": 0.16, "ties": 28}),
     "s8": (RESULTS / "rank_fresh_h100_s8.jsonl", RESULTS / "calibrate_h100_s8.json", 8,
            {"rho_median": 0.81, "rho_worst": 0.67, "winner_within_10pct": 0.87, "top8_recall": 1.0,
-            "error_median": 0.13, "ties": 10}),
+            "error_median": 0.12, "ties": 9}),
     # three measured matmul searches on an H200 (2026-11-26, results/s14/final), not calibrated: the
     # table's constants (static mode's estimate of a searched space)
     "s14": (RESULTS / "rank_fresh_h200_s14.jsonl", None, 3,
-            {"rho_median": 0.7, "rho_worst": 0.67, "winner_within_10pct": 1.0, "top8_recall": 1.0,
+            {"rho_median": 0.71, "rho_worst": 0.67, "winner_within_10pct": 1.0, "top8_recall": 1.0,
              "error_median": 0.15, "ties": 19}),
     # random points of matmul, attention and lstm on an H100 (2026-11-26, seventh session), calibrated
     # in the same call, measured after the MMA issue factor was built: never developed or fitted on
     "s18": (RESULTS / "rank_fresh_h100_s18.jsonl", RESULTS / "calibrate_h100_s18b.json", 9,
-            {"rho_median": 0.83, "rho_worst": 0.67, "winner_within_10pct": 0.77, "top8_recall": 1.0,
-             "error_median": 0.21, "ties": 9}),
+            {"rho_median": 0.83, "rho_worst": 0.68, "winner_within_10pct": 0.77, "top8_recall": 1.0,
+             "error_median": 0.20, "ties": 7}),
     # random points of nine memory-bound and step kernels on an H100 (2026-11-27, sixteenth session,
     # results/s27), calibrated in the same call, each value a candidate's ratio to its baseline timed
     # beside it: the model was neither developed nor fitted on them (axpy's and gemv's configs lie within a
     # few percent of each other: their rho is noise). One row's loads in flight a program walking rows
     # (seventeenth session) took its rho median from 0.70 to 0.80 and its ties from 88 to 46
     "s27": (RESULTS / "rank_fresh_h100_s27.jsonl", RESULTS / "calibrate_h100_s27.json", 13,
-            {"rho_median": 0.78, "rho_worst": -0.45, "winner_within_10pct": 0.76, "top8_recall": 1.0,
-             "error_median": 0.12, "ties": 57}),
+            {"rho_median": 0.78, "rho_worst": -0.34, "winner_within_10pct": 0.76, "top8_recall": 1.0,
+             "error_median": 0.13, "ties": 50}),
     # held out (2026-11-27, eighteenth session, results/s28/call1): the library's matmul, attention, softmax
     # and layernorm on problems no other dataset, calibration or recipe has (benchmarks/recipes/holdout_*),
     # random points timed fully beside their baselines, calibrated in the same call; scored once the model
     # was fixed, before any change was tried on it
     "s28": (RESULTS / "rank_fresh_h100_s28.jsonl", RESULTS / "calibrate_h100_s28.json", 9,
-            {"rho_median": 0.82, "rho_worst": 0.58, "winner_within_10pct": 0.88, "top8_recall": 1.0,
-             "error_median": 0.23, "ties": 6}),
+            {"rho_median": 0.84, "rho_worst": 0.58, "winner_within_10pct": 0.88, "top8_recall": 1.0,
+             "error_median": 0.22, "ties": 5}),
     # the library's matmul (14 tiles on five shapes) and Triton attention (8 tiles on four shapes) on an H200
     # (2026-11-28, twenty-third session, results/s33/call1-2), each point one launch under Nsight Compute
     # (cold caches), its counters kept in the record ("ncu": L2 sectors looked up, bytes the SMs received
@@ -115,29 +122,29 @@ FRESH = {
     # model change and before anything was measured on them, random points timed fully, calibrated in the
     # same call; scored once. The model before the change: rho median 0.76, winner 56%, error 20%, 31 ties
     "s33b": (RESULTS / "rank_fresh_h200_s33b.jsonl", RESULTS / "calibrate_h200_s33b.json", 9,
-             {"rho_median": 0.89, "rho_worst": 0.49, "winner_within_10pct": 0.88, "top8_recall": 1.0,
-              "error_median": 0.19, "ties": 3}),
+             {"rho_median": 0.88, "rho_worst": 0.48, "winner_within_10pct": 0.88, "top8_recall": 0.88,
+              "error_median": 0.18, "ties": 3}),
     # held out a third time (2026-11-28, twenty-fourth session, results/s34/call3): benchmarks/recipes/
     # holdout_*_c.toml, written after unit_tail was built and before anything was measured on them, random
     # points timed fully on an H200, calibrated in the same call; scored once. The model before unit_tail:
     # rho median 0.75, winner 78%, error 17%, 15 ties
     "s34c": (RESULTS / "rank_fresh_h200_s34c.jsonl", RESULTS / "calibrate_h200_s34c.json", 9,
-             {"rho_median": 0.71, "rho_worst": 0.59, "winner_within_10pct": 0.88, "top8_recall": 0.77,
-              "error_median": 0.21, "ties": 11}),
+             {"rho_median": 0.72, "rho_worst": 0.58, "winner_within_10pct": 0.88, "top8_recall": 0.77,
+              "error_median": 0.19, "ties": 8}),
     # held out a fourth time (2026-11-28, twenty-fourth session, results/s34/call4): holdout_*_d.toml, written
     # after the session's last model change and before anything was measured on them, H200, calibrated in the
     # same call; scored once. The session's starting model: rho median 0.89, worst 0.62, winner 89%, error
     # 13%, 19 ties (uncalibrated, with sm_90's old table: 0.70, 0.47, 56%, 19%, 61 ties)
     "s34d": (RESULTS / "rank_fresh_h200_s34d.jsonl", RESULTS / "calibrate_h200_s34d.json", 9,
-             {"rho_median": 0.89, "rho_worst": 0.77, "winner_within_10pct": 1.0, "top8_recall": 0.88,
-              "error_median": 0.17, "ties": 6}),
+             {"rho_median": 0.88, "rho_worst": 0.78, "winner_within_10pct": 1.0, "top8_recall": 1.0,
+              "error_median": 0.17, "ties": 7}),
     # held out a fifth time (2026-11-28, twenty-sixth session, results/s36/call1): holdout_*_e.toml, written at
     # the session's start, before anything was measured on them and before the session changed the model, H200,
     # calibrated in the same call; scored once with the twenty-fifth session's final model: rho median 0.91,
     # worst 0.52, winner 78%, top-8 100%, error 15%, 28 ties
     "s36e": (RESULTS / "rank_fresh_h200_s36e.jsonl", RESULTS / "calibrate_h200_s36e.json", 9,
-             {"rho_median": 0.9, "rho_worst": 0.5, "winner_within_10pct": 0.77, "top8_recall": 1.0,
-              "error_median": 0.23, "ties": 16}),
+             {"rho_median": 0.9, "rho_worst": 0.51, "winner_within_10pct": 0.77, "top8_recall": 1.0,
+              "error_median": 0.23, "ties": 9}),
     # held out a sixth time (2026-11-28, twenty-sixth session, results/s36/call2): holdout_*_f.toml, written and
     # measured before the session's model change; scored once with the model of 7f8e511 (knees on DRAM and L2,
     # shared memory): rho median 0.84, worst 0.47, winner 56%, top-8 100%, error 14%, 2 ties (the model before
@@ -145,70 +152,70 @@ FRESH = {
     # 64x64, as on s34c and s36e: the L2 knee, dropped after (not held out for that choice: 0.84, 0.47, 67%,
     # 100%, 13%, 8 ties)
     "s36f": (RESULTS / "rank_fresh_h200_s36f.jsonl", RESULTS / "calibrate_h200_s36f.json", 9,
-             {"rho_median": 0.84, "rho_worst": 0.56, "winner_within_10pct": 0.88, "top8_recall": 1.0,
-              "error_median": 0.17, "ties": 9}),
+             {"rho_median": 0.83, "rho_worst": 0.56, "winner_within_10pct": 1.0, "top8_recall": 1.0,
+              "error_median": 0.17, "ties": 8}),
     # held out a seventh time (2026-11-28, twenty-sixth session, results/s36/call6): holdout_*_g.toml, written
     # after the session's final model change and before anything was measured on them; scored once with the
     # final model: rho median 0.80, worst 0.07 (softmax 3072x20480: its 4096-wide blocks walking the row twice,
     # estimated 1.9x the best, measured the best), winner 78%, top-8 78%, error 16%, 4 ties (the session's
     # starting model: 0.79, 0.07, 78%, 78%, 16%, 12 ties)
     "s36g": (RESULTS / "rank_fresh_h200_s36g.jsonl", RESULTS / "calibrate_h200_s36g.json", 9,
-             {"rho_median": 0.84, "rho_worst": 0.01, "winner_within_10pct": 0.88, "top8_recall": 0.77,
-              "error_median": 0.21, "ties": 7}),
+             {"rho_median": 0.83, "rho_worst": 0.05, "winner_within_10pct": 0.88, "top8_recall": 0.77,
+              "error_median": 0.22, "ties": 6}),
     # held out an eighth time (2026-11-29, twenty-ninth session, results/s39/holdout_h): holdout_*_h.toml, written
     # after the session's final model change (the tile fill) and before anything was measured on them; scored
     # once: rho median 0.83, worst 0.62, winner 78%, top-8 89%, error 15%, 2 ties (the session's starting
     # model: 0.83, 0.62, 78%, 89%, 15%, 5 ties); layernorm 12288x10240's pick measured 1.58x its best
     "s39h": (RESULTS / "rank_fresh_h200_s39h.jsonl", RESULTS / "calibrate_h200_s39h.json", 9,
-             {"rho_median": 0.87, "rho_worst": 0.57, "winner_within_10pct": 0.88, "top8_recall": 0.88,
-              "error_median": 0.21, "ties": 3}),
+             {"rho_median": 0.85, "rho_worst": 0.58, "winner_within_10pct": 0.88, "top8_recall": 0.88,
+              "error_median": 0.20, "ties": 4}),
     # held out a ninth and a tenth time (2026-11-29, thirty-first session, results/s41/holdout_i, holdout_j):
     # holdout_*_i.toml and holdout_*_j.toml, written after the session's model change (MMA loops in lockstep)
     # and before anything was measured on them, each run on its own H200 calibrated in the same call; scored
     # once. The model before the change on the same points: s41i rho median 0.82, worst 0.57, winner 56%,
     # top-8 89%, error 15%, 41 ties; s41j 0.87, 0.56, 67%, 89%, 16%, 9 ties
     "s41i": (RESULTS / "rank_fresh_h200_s41i.jsonl", RESULTS / "calibrate_h200_s41i.json", 9,
-             {"rho_median": 0.79, "rho_worst": 0.63, "winner_within_10pct": 1.0, "top8_recall": 1.0,
-              "error_median": 0.19, "ties": 19}),
+             {"rho_median": 0.85, "rho_worst": 0.68, "winner_within_10pct": 0.88, "top8_recall": 1.0,
+              "error_median": 0.19, "ties": 14}),
     # held out an eleventh time (2026-11-29, thirty-first session, results/s41/holdout_k): holdout_*_k.toml, written
     # after the session's final model change (groups that sync alone take turns; the loop read without cold
     # paths) and before anything was measured on them; scored once. The session's starting model: rho median
     # 0.85, worst 0.29, winner 67%, top-8 89%, error 13%, 10 ties; with the lockstep alone: 0.90, 0.29, 67%
     "s41k": (RESULTS / "rank_fresh_h200_s41k.jsonl", RESULTS / "calibrate_h200_s41k.json", 9,
-             {"rho_median": 0.88, "rho_worst": 0.25, "winner_within_10pct": 0.77, "top8_recall": 0.88,
-              "error_median": 0.15, "ties": 6}),
+             {"rho_median": 0.88, "rho_worst": 0.28, "winner_within_10pct": 0.88, "top8_recall": 0.88,
+              "error_median": 0.13, "ties": 4}),
     # held out a twelfth time (2026-11-29, thirty-second session, results/s42/holdout_l): holdout_*_l.toml, written
     # before anything was measured on them, H200, calibrated in the same call; the first run whose trials kept every
     # feature the model read from the binary the GPU timed (the dataset's `features_from: device`); scored once.
     # Its worst problem is again a long-row softmax (2560 x 18944, rho 0.09: looped 4096-wide blocks measured
     # fastest, estimated as an upper bound)
     "s42l": (RESULTS / "rank_fresh_h200_s42l.jsonl", RESULTS / "calibrate_h200_s42l.json", 9,
-             {"rho_median": 0.83, "rho_worst": 0.08, "winner_within_10pct": 0.88, "top8_recall": 0.77,
-              "error_median": 0.19, "ties": 4}),
+             {"rho_median": 0.84, "rho_worst": 0.14, "winner_within_10pct": 0.88, "top8_recall": 0.88,
+              "error_median": 0.18, "ties": 4}),
     # held out a thirteenth time (2026-11-29, thirty-second session, results/s42/holdout_m): holdout_*_m.toml,
     # six library kernels (rmsnorm and gemv besides the four held out before), written after s42l was scored and
     # before anything was measured on them, H200, calibrated in the same call, the binaries' own features; scored
     # once. gemv's configs lie within 3% of each other for most points (their rho is the timing's noise)
     "s42m": (RESULTS / "rank_fresh_h200_s42m.jsonl", RESULTS / "calibrate_h200_s42m.json", 13,
-             {"rho_median": 0.85, "rho_worst": 0.14, "winner_within_10pct": 0.84, "top8_recall": 1.0,
-              "error_median": 0.16, "ties": 19}),
+             {"rho_median": 0.85, "rho_worst": 0.34, "winner_within_10pct": 0.84, "top8_recall": 1.0,
+              "error_median": 0.16, "ties": 14}),
     # held out a fourteenth time (2026-11-29, thirty-third session, results/s43/holdout_n): holdout_*_n.toml, the
     # same six kernels, written before anything was measured on them and after the pruning rule that learns the
     # model's error was chosen on the stored runs, H200, calibrated in the same call, the binaries' own features;
     # scored once with the unchanged model (rho median 0.89, worst -0.31, winner 77%, top-8 100%, error 20%, 13
     # ties). gemv's worst again (36864 x 4608: its configs within a few percent, the model spreading them)
     "s43n": (RESULTS / "rank_fresh_h200_s43n.jsonl", RESULTS / "calibrate_h200_s43n.json", 13,
-             {"rho_median": 0.88, "rho_worst": -0.32, "winner_within_10pct": 0.76, "top8_recall": 1.0,
-              "error_median": 0.21, "ties": 13}),
+             {"rho_median": 0.88, "rho_worst": -0.31, "winner_within_10pct": 0.84, "top8_recall": 1.0,
+              "error_median": 0.22, "ties": 4}),
     "s41j": (RESULTS / "rank_fresh_h200_s41j.jsonl", RESULTS / "calibrate_h200_s41j.json", 9,
-             {"rho_median": 0.89, "rho_worst": 0.54, "winner_within_10pct": 0.77, "top8_recall": 0.88,
-              "error_median": 0.18, "ties": 5}),
+             {"rho_median": 0.91, "rho_worst": 0.54, "winner_within_10pct": 0.77, "top8_recall": 0.88,
+              "error_median": 0.17, "ties": 5}),
     # twelve measured matmul searches on two H100s (2026-11-26, results/s15/ab1, ab2), not calibrated;
     # the MMA issue term (2026-11-26, seventh session) moved its rho median from 0.55 to 0.50 (1000^3 up,
     # 4096^3 and 8192^3 down) while it raised every other run's (docs/costmodel.md)
     "s15": (RESULTS / "rank_fresh_h100_s15.jsonl", None, 3,
-            {"rho_median": 0.7, "rho_worst": 0.6, "winner_within_10pct": 0.32, "top8_recall": 0.66,
-             "error_median": 0.16, "ties": 51}),
+            {"rho_median": 0.7, "rho_worst": 0.61, "winner_within_10pct": 0.33, "top8_recall": 0.66,
+             "error_median": 0.16, "ties": 53}),
 }
 
 
@@ -268,7 +275,9 @@ def test_the_held_out_runs_are_scored_on_the_features_of_the_binaries_their_gpu_
 # s41k's causal GQA attention D64 (6-7% of orders under the fixed ratio of estimates, 1.023x kept), s36g's softmax
 # 3072x20480 and s41k's 3584x24064 (looped rows estimated from above, which pruning does not act on:
 # kt_cli/evaluate/estimate.py `upper_bound`).
-KNOWN_LOSSES = {"s34c": (0.002, 0.011), "s36g": (0.001, 0.002)}
+# Since a last round's programs stream alone (thirty-ninth session): s33b's causal GQA attention B16 S1024 D64 in one
+# order of 1800 with 8 waiting (1.17x kept), s34c's share 1.1% -> 1.2%.
+KNOWN_LOSSES = {"s34c": (0.002, 0.012), "s36g": (0.001, 0.002), "s33b": (0.0, 0.001)}
 
 
 def test_a_looped_row_kernel_is_estimated_from_above_and_never_pruned(monkeypatch):
