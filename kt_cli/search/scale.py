@@ -99,6 +99,7 @@ class EarlyWorkers:
             if own is not None:
                 own.close()
             self.started.append((proc, parent_end))
+        mark("workers started")
 
     def cancel(self) -> None:
         """End the workers still running: a refused run's, which have done nothing but start (a fork
@@ -152,8 +153,10 @@ def _child(conn, parent_pid: int, parent: _ParentState | None = None) -> None:
     from kt_cli.search.storage import import_ahead
 
     import_ahead()  # what its studies' storage needs, before the job comes
+    mark("worker ready")
 
     env, run, job = conn.recv()
+    mark("job received")
     os.environ.update(env)  # before anything initialises a GPU runtime
     try:
         *_, tally = run(**job)
@@ -197,6 +200,7 @@ def run_workers(count: int, run, job: dict, progress=None, each=None,
     try:
         for i, ((_, conn), (env, seen)) in enumerate(zip(workers, pins)):
             conn.send((env, run, {**job, **(each(i) if each else {}), "devices": seen}))
+        mark("jobs sent")
         while len(outcomes) < len(workers):
             for i, (proc, conn) in enumerate(workers):
                 if i in outcomes:
