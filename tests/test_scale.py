@@ -373,42 +373,6 @@ def test_workers_share_the_default_study_and_the_parent_writes_the_artifact(tmp_
     assert len({t.user_attrs["pid"] for t in trials}) == 2
 
 
-def _fork_servers_started_by_exec() -> set:
-    """The fork servers running now that a process started with exec (each imported torch itself), not forked
-    by another fork server (/proc)."""
-    servers, parents = set(), {}
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = open(f"/proc/{entry}/cmdline", "rb").read().decode(errors="replace")
-            ppid = int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        parents[int(entry)] = ppid
-        if "multiprocessing.forkserver import main" in cmdline:
-            servers.add(int(entry))
-    return {pid for pid in servers if parents.get(pid) not in servers}
-
-
-@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads the process tree from /proc")
-def test_workers_are_forked_with_torch_imported_from_one_fork_server(tmp_path):
-    """`kt tune --workers 2` forks its two worker processes from its own fork server, where torch is imported,
-    and they fork their workers there too: one process on the host imports torch for kt, not three (spawned,
-    each worker imported it and booted a server of its own: ready 5.2-7.1 s after its start on a 2x H200
-    host, after its job was sent; results/s49/start)."""
-    name, recipe = _recipe(tmp_path)
-    env = process_env(PYTHONWARNINGS="ignore")
-    before = _fork_servers_started_by_exec()
-    proc = subprocess.Popen([*KT_COMMAND, "tune", str(recipe), "--target", "nvidia:sm_90", "--trials", "4",
-                             "--workers", "2", "--out", str(tmp_path / "out")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    most = 0
-    while proc.poll() is None:
-        most = max(most, len(_fork_servers_started_by_exec() - before))
-        time.sleep(0.2)
-    assert proc.returncode == 0, proc.stderr.read()[-2000:]
-    assert most == 1
-
-
 class FakeGpus:
     """A vendor plugin with two devices present, pinned through a variable of its own."""
 

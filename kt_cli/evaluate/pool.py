@@ -149,29 +149,6 @@ def resident_context():
     return ctx if ctx.get_start_method() == "forkserver" and borrow() is not None else None
 
 
-def own_fork_server_context():
-    """The fork server context of this process's own server (started here, or inherited: lease.
-    inherit_fork_server), or None where its workers are spawned or come from `kt serve`'s server."""
-    ctx = _context()
-    return ctx if ctx.get_start_method() == "forkserver" and borrow() is None else None
-
-
-@contextlib.contextmanager
-def fork_server_start(forked: bool):
-    """Around the start of processes of kt's own from a fork server (`forked`): the server up first (booted
-    here, or waited for where start_fork_server_in_background boots it), and the parent's main module hidden
-    from them, as for any worker (_main_module_hidden)."""
-    if not forked:
-        yield
-        return
-    from multiprocessing import forkserver
-
-    with _main_module_hidden():
-        _sockets_under_a_short_directory()
-        forkserver._forkserver.ensure_running()
-        yield
-
-
 def start_fork_server_in_background() -> None:
     """Boot the fork server now, in a thread (it imports torch: seconds on a GPU host), so that it is up
     when the first worker starts instead of on that worker's critical path."""
@@ -184,7 +161,7 @@ def start_fork_server_in_background() -> None:
         try:
             with _main_module_hidden():
                 _sockets_under_a_short_directory()
-                forkserver._forkserver.ensure_running()  # an inherited server's: up already (lease)
+                forkserver.ensure_running()
         except Exception:  # noqa: BLE001 - the first worker's start tries again and says what is wrong
             pass
 

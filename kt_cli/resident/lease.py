@@ -39,23 +39,6 @@ def attach(address: str, alive_fd: int) -> None:
         server.ensure_running = resource_tracker.ensure_running  # started by the keeper, not by us
 
 
-def inherit_fork_server() -> None:
-    """In a process forked by a fork server (kt_cli.search.scale's `--workers` processes, forked by their
-    parent's or by `kt serve`'s): fork this process's workers there too, not from a server of its own, whose
-    start imports torch again. The server's address and its "alive" descriptor came with the fork
-    (multiprocessing.forkserver sets them in the server and in each child it forks)."""
-    from multiprocessing import forkserver, resource_tracker
-
-    server = forkserver._forkserver
-    with server._lock:
-        if server._forkserver_address is None or server._forkserver_alive_fd is None:
-            return  # not forked by a fork server: its own starts as before
-        server._forkserver_pid = None  # not this process's to end (pool.end_own_fork_server)
-        server.ensure_running = resource_tracker.ensure_running  # up already
-    with _lock:
-        _state["asked"] = True  # no keeper to ask: borrow() says None, and this server is used as the own
-
-
 def _own_fork_server_started() -> bool:
     from multiprocessing import forkserver
 

@@ -75,62 +75,30 @@ def whoami(plan) -> dict:
 
 class EarlyWorkers:
     """The processes of `kt tune --workers N`, started before this one detects its devices and plans
-    the targets, then waiting for its job and the environment that pins it to its GPU (run_workers hands them
-    over; cancel() ends them unused). Started after the detection, each worker's first trial came at
-    10.6-11.4 s on a 4x H100 host, against 5.7-6.2 s for one process, whose detection and module inspection
-    overlap (benchmarks/results/s15/scale2).
-
-    They are forked where torch is imported already: from `kt serve`'s resident server, else from this
-    process's own fork server once it is up (a thread waits for it, while this one detects the devices), and
-    they fork their own workers there too (kt_cli.resident.lease.inherit_fork_server). Spawned instead, each
-    imported torch and booted a fork server of its own: on a 2x H200 host they were ready 5.2-7.1 s after
-    their start, after their jobs were sent, 0.1-1.4 s apart (results/s49/start). Spawned where neither server
-    exists."""
+    the targets: each boots its fork server and imports torch meanwhile, then waits for its job and the
+    environment that pins it to its GPU (run_workers hands them over; cancel() ends them unused). Started
+    after the detection, each worker's first trial came at 10.6-11.4 s on a 4x H100 host, against
+    5.7-6.2 s for one process, whose detection and module inspection overlap
+    (benchmarks/results/s15/scale2)."""
 
     def __init__(self, count: int):
-        import threading
-
-        from kt_cli.evaluate.pool import own_fork_server_context, resident_context
-
-        self._started: list = []  # (process, its end of a duplex pipe)
-        resident = resident_context()  # forked with torch imported where `kt serve` runs
-        own = None if resident is not None else own_fork_server_context()
-        self._starting = None
-        if own is not None:  # Process.start waits for the server: in a thread, beside the device detection
-            self._starting = threading.Thread(target=self._start, args=(count, own), daemon=True)
-            self._starting.start()
-        else:
-            self._start(count, resident)
-
-    @property
-    def started(self) -> list:
-        """(process, its end of a duplex pipe) for each worker, once all have started."""
-        if self._starting is not None:
-            self._starting.join()
-        return self._started
-
-    def _start(self, count: int, forked) -> None:
         import multiprocessing
 
-        from kt_cli.evaluate.pool import fork_server_start
+        from kt_cli.evaluate.pool import resident_context
 
+        forked = resident_context()  # forked with torch imported where `kt serve` runs
         ctx = forked or multiprocessing.get_context("spawn")
-        with fork_server_start(forked is not None):
-            for _ in range(count):
-                parent_end, child_end = ctx.Pipe()
-                own = _ParentState() if forked else None
-                # not a daemon: it starts workers of its own
-                proc = ctx.Process(target=_child, args=(child_end, os.getpid(), own))
-                try:
-                    proc.start()
-                except OSError:  # the fork server ended meanwhile: the rest spawned
-                    ctx, forked, own = multiprocessing.get_context("spawn"), None, None
-                    proc = ctx.Process(target=_child, args=(child_end, os.getpid(), None))
-                    proc.start()
-                child_end.close()
-                if own is not None:
-                    own.close()
-                self._started.append((proc, parent_end))
+        self.started: list = []  # (process, its end of a duplex pipe)
+        for _ in range(count):
+            parent_end, child_end = ctx.Pipe()
+            own = _ParentState() if forked else None
+            # not a daemon: it starts workers of its own
+            proc = ctx.Process(target=_child, args=(child_end, os.getpid(), own))
+            proc.start()
+            child_end.close()
+            if own is not None:
+                own.close()
+            self.started.append((proc, parent_end))
         mark("workers started")
 
     def cancel(self) -> None:
@@ -178,11 +146,8 @@ def _child(conn, parent_pid: int, parent: _ParentState | None = None) -> None:
     allow()  # a kt process, as the one that started it
     end_with_parent(parent_pid)  # a killed `kt tune --workers` leaves no worker driving its studies
     from kt_cli.evaluate.pool import start_fork_server_in_background
-    from kt_cli.resident.lease import inherit_fork_server
 
-    if parent is not None:
-        inherit_fork_server()  # its workers forked where it was (they get their environment at their start)
-    start_fork_server_in_background()  # else its own
+    start_fork_server_in_background()  # this process's own (its workers get their environment at their start)
     import torch  # noqa: F401  (what detecting its device will need; importing it initialises no device)
 
     from kt_cli.search.storage import import_ahead
