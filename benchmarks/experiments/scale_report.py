@@ -10,7 +10,8 @@ search.ask, search.turn, search.write (its point drawn and its claim) and the re
 writes, its thread waiting to run), and the trials it kept in flight. With --pipes (one folder a run, in the
 order of the rows: the KT_PROFILE_DIR each ran with), the process's write transactions in that middle window:
 how many a trial, their mean and median wall, and the share of 80 ms or more, and how long they held the
-database's write lock (pipe-db-PID.log; kt_cli/search/lock_holds.py)."""
+database's write lock (pipe-db-PID.log; kt_cli/search/lock_holds.py); and when a `--workers` run's processes were
+ready beside when the parent sent their jobs (pipe-cli-PID.log)."""
 
 from __future__ import annotations
 
@@ -112,7 +113,24 @@ def report(row: dict, pipes: Path | None) -> list[str]:
                                   len(window))
     if pipes is not None and "started_at" in row:
         lines += lock_share(pipes, row["started_at"], middle(timeline))
+        lines += readiness(pipes, row["started_at"])
     return lines
+
+
+def readiness(pipes: Path, t0: float) -> list[str]:
+    """When a `--workers` run's processes were ready (kt_cli/search/scale.py's stamps, since the thirty-ninth
+    session): the parent's "workers started" and "jobs sent", each worker's "worker ready" and "job received", in
+    seconds since the command started."""
+    marks: dict = {}
+    for path in sorted(pipes.glob("pipe-cli-*.log")):
+        for line in path.read_text().splitlines():
+            *words, stamp, _cpu = line.split()
+            marks.setdefault(" ".join(words), []).append(float(stamp) - t0)
+    if "worker ready" not in marks:
+        return []
+    when = lambda event: ", ".join(f"{t:.2f}" for t in sorted(marks.get(event, [])))  # noqa: E731
+    return [f"  ready: workers started {when('workers started')} s, jobs sent {when('jobs sent')} s, workers ready "
+            f"{when('worker ready')} s, jobs received {when('job received')} s"]
 
 
 def lock_share(pipes: Path, t0: float, window: list) -> list[str]:
