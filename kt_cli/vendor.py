@@ -237,6 +237,16 @@ class LoadPhases:
         self.phase = 0
 
 
+def backward_loops(code: list):
+    """The bodies of a kernel's loops, from its instructions in program order, each a tuple whose first item is
+    its position and third, for a branch that can close a loop, the position it goes to (else None): for every
+    branch back, the span from its target to the branch."""
+    for end, (position, _, target, *_) in enumerate(code):
+        if target is not None and target < position:
+            start = next(i for i, item in enumerate(code) if item[0] >= target)
+            yield code[start:end + 1]
+
+
 def innermost_mma_loop(code: list) -> dict:
     """The loop a kernel's MMAs run in, from its instructions in program order, each `(position, mma
     FLOPs, branch target)`, optionally followed by shared bytes and a barrier's warps: FLOPs that one issue
@@ -252,11 +262,7 @@ def innermost_mma_loop(code: list) -> dict:
     the whole workgroup); or {} when no loop holds an MMA (the cost model's MMA issue and shared-memory
     terms, kt_cli.evaluate.estimate, then leave the kernel as it is)."""
     best: tuple | None = None
-    for end, (position, _, target, *_) in enumerate(code):
-        if target is None or target >= position:
-            continue
-        start = next(i for i, item in enumerate(code) if item[0] >= target)
-        body = code[start:end + 1]
+    for body in backward_loops(code):
         mmas = [item for item in body if item[1]]
         if mmas and (best is None or len(body) < best[0]):
             barriers = [item[4] for item in body if len(item) > 4 and item[4] is not None]

@@ -127,10 +127,17 @@ def sass_mix(cubin: bytes) -> dict:
     opcode's shape, and the warps its barriers wait for). The instructions are decoded from the cubin's bytes
     where its architecture's table knows every one of them (vendor_nvidia.sass_fields), else read from what
     `cuobjdump -sass` prints."""
+    return mix_of(sass_instructions(cubin))
+
+
+def sass_instructions(cubin: bytes) -> list:
+    """A cubin's instructions (sass_fields.Instruction) in program order: decoded from its bytes where its
+    architecture's table knows every one of them (vendor_nvidia.sass_fields), else read from what `cuobjdump
+    -sass` prints."""
     from vendor_nvidia import sass_fields
 
     found = sass_fields.instructions(cubin)
-    return mix_of(found if found is not None else printed_instructions(_cuobjdump(cubin, "-sass")))
+    return found if found is not None else printed_instructions(_cuobjdump(cubin, "-sass"))
 
 
 def printed_instructions(sass: str) -> list:

@@ -40,27 +40,14 @@ def tiled_read(x_ptr, out_ptr, n_per_program, BLOCK: tl.constexpr):
 
 
 def loop_load_bytes(cubin: bytes) -> int:
-    """Bytes a thread the global loads of the innermost loop holding any ask for: the smallest span from a
-    conditional backward branch's target to the branch (`cuobjdump -sass`)."""
-    from vendor_nvidia.plugin import _BRANCH_TARGET, _LOAD_WIDTH, _SASS_OP, _WIDTH_BYTES, _cuobjdump
+    """Bytes a thread the global loads of the innermost loop holding any ask for: the smallest loop
+    (kt_cli.vendor.backward_loops) over the instructions sass_mix reads."""
+    from kt_cli.vendor import backward_loops
+    from vendor_nvidia.plugin import sass_instructions
 
-    code = []
-    for line in _cuobjdump(cubin, "-sass").splitlines():
-        m = _SASS_OP.search(line)
-        if m:
-            address, op, modifiers, operands = int(m.group(1), 16), m.group(3), m.group(4), m.group(5)
-            width = _LOAD_WIDTH.search(modifiers)
-            loads = (_WIDTH_BYTES[width.group(1)] if width else 4) if op == "LDG" else 0
-            target = _BRANCH_TARGET.search(operands) if op == "BRA" and m.group("guard") else None
-            code.append((address, loads, int(target.group(1), 16) if target else None))
-    best = None
-    for end, (address, _, target) in enumerate(code):
-        if target is not None and target < address:
-            body = [c for c in code[:end + 1] if c[0] >= target]
-            loads = sum(c[1] for c in body)
-            if loads and (best is None or len(body) < best[0]):
-                best = (len(body), loads)
-    return best[1] if best else 0
+    code = [(inst.address, inst.load_bytes, inst.target) for inst in sass_instructions(cubin)]
+    loaded = [(len(body), sum(item[1] for item in body)) for body in backward_loops(code)]
+    return min((size for size in loaded if size[1]), default=(0, 0))[1]
 
 
 def main() -> None:

@@ -121,11 +121,12 @@ def readiness(pipes: Path, t0: float) -> list[str]:
     """When a `--workers` run's processes were ready (kt_cli/search/scale.py's stamps, since the thirty-ninth
     session): the parent's "workers started" and "jobs sent", each worker's "worker ready" and "job received", in
     seconds since the command started."""
+    from startup_timeline import cli_marks  # (benchmarks/experiments, beside this script)
+
     marks: dict = {}
     for path in sorted(pipes.glob("pipe-cli-*.log")):
-        for line in path.read_text().splitlines():
-            *words, stamp, _cpu = line.split()
-            marks.setdefault(" ".join(words), []).append(float(stamp) - t0)
+        for event, at, _cpu in cli_marks(path):
+            marks.setdefault(event, []).append(at - t0)
     if "worker ready" not in marks:
         return []
     when = lambda event: ", ".join(f"{t:.2f}" for t in sorted(marks.get(event, [])))  # noqa: E731

@@ -32,6 +32,12 @@ def read(directory: Path) -> dict:
     return out
 
 
+def cli_marks(path: Path) -> list[tuple[str, float, float]]:
+    """A process's marks (kt_cli.stamps.mark) from its pipe-cli-PID.log: (event, when, the CPU seconds kt's
+    process had used by then)."""
+    return [(" ".join(line.split()[:-2]), *map(float, line.split()[-2:])) for line in path.read_text().splitlines()]
+
+
 def role(rows: list) -> str:
     ops = collections.Counter(r[0] for r in rows if r[0] != "start")
     for op, _ in ops.most_common():
@@ -66,7 +72,7 @@ def main() -> None:
             events.append(f"{op} {rel[0]:.2f}->{rel[1]:.2f}")
         print(f"{name:>14} {pid:>7}: " + "; ".join(events))
     for path in sorted(args.directory.glob("pipe-cli-*.log")):
-        marks = [(" ".join(line.split()[:-2]), *map(float, line.split()[-2:])) for line in path.read_text().splitlines()]
+        marks = cli_marks(path)
         # each mark: seconds after T0 and, where logged (kt_cli.stamps.mark), the CPU seconds kt's process had used
         print("CLI: " + "; ".join(f"{event} {at - args.t0:.2f}" + (f" (cpu {cpu:.2f})" if cpu < 1e6 else "")
                                   for event, at, cpu in marks if at - args.t0 <= args.until))
